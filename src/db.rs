@@ -1,0 +1,477 @@
+//! The engine: [`Db`] ties the stages together (validate → classify → dedup →
+//! store; search; sessions). A `Db` is `Send + Sync`: share one between threads.
+
+use std::collections::HashMap;
+
+use parking_lot::Mutex;
+use rusqlite::{params, Connection};
+use serde_json::{Map, Value};
+
+use crate::classify;
+use crate::dedup::{self, Terms};
+use crate::error::{Error, Result, Status};
+use crate::limits::{self, MAX_CONTENT_CHARS, MAX_METADATA_BYTES, MAX_PERCEPTION_DATA, MAX_REASON_CHARS};
+use crate::options::OpenOptions;
+use crate::search::{self, ContextFilter, SpatialSort};
+use crate::session;
+use crate::store::{memory, Store};
+use crate::text;
+use crate::types::*;
+
+/// Recall hits recorded but not yet written, per memory id: (hits, last time).
+type Touches = HashMap<i64, (i64, String)>;
+/// Pending touches at which a recall tries to write them without waiting.
+const TOUCH_FLUSH_AT: usize = 256;
+/// Related memories returned by end_session.
+const RELATED_N: i64 = 5;
+
+/// An open robotmem database.
+pub struct Db {
+    store: Store,
+    opts: OpenOptions,
+    touches: Mutex<Touches>,
+}
+
+/// Current UTC time as ISO 8601 with milliseconds (`2026-03-09T10:30:00.123Z`).
+pub fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+fn is_real(ctx: &Map<String, Value>) -> bool {
+    ctx.get("env").and_then(|e| e.get("sim_or_real")).and_then(Value::as_str) == Some("real")
+}
+
+impl Db {
+    /// Opens (creating if needed) the database described by `opts`.
+    pub fn open(opts: OpenOptions) -> Result<Db> {
+        if !(opts.rrf_k.is_finite() && opts.rrf_k >= 0.0) {
+            return Err(Error::invalid("rrf_k must be a finite number >= 0"));
+        }
+        limits::unit_range("decay_rate", opts.decay_rate, 0.0, 1.0)?;
+        if opts.default_collection.trim().is_empty() {
+            return Err(Error::invalid("default_collection must not be blank"));
+        }
+        if opts.preload_segmenter {
+            text::preload_segmenter();
+        }
+        let store = Store::open(&opts)?;
+        Ok(Db { store, opts, touches: Mutex::new(HashMap::new()) })
+    }
+
+    pub fn options(&self) -> &OpenOptions {
+        &self.opts
+    }
+
+    /// A write transaction that first applies pending recall touches.
+    fn write<T>(&self, mut f: impl FnMut(&Connection) -> Result<T>) -> Result<T> {
+        let pending = std::mem::take(&mut *self.touches.lock());
+        let result = self.store.write(|tx| {
+            apply_touches(tx, &pending)?;
+            f(tx)
+        });
+        if result.is_err() {
+            self.requeue(pending);
+        }
+        result
+    }
+
+    fn requeue(&self, pending: Touches) {
+        let mut t = self.touches.lock();
+        for (id, (n, at)) in pending {
+            let e = t.entry(id).or_insert((0, at.clone()));
+            e.0 += n;
+            if at > e.1 {
+                e.1 = at;
+            }
+        }
+    }
+
+    /// Writes recorded recall touches now (also done by every write and on drop).
+    pub fn flush(&self) -> Result<()> {
+        self.write(|_| Ok(()))
+    }
+
+    fn collection<'a>(&'a self, c: Option<&'a str>) -> Result<&'a str> {
+        limits::collection(c, &self.opts.default_collection)
+    }
+
+    /// Stores an experience, unless an equivalent one exists (then reports it).
+    pub fn learn(&self, req: &LearnRequest) -> Result<LearnOutcome> {
+        let insight = limits::required_text("insight", req.insight, 1, MAX_CONTENT_CHARS)?;
+        let collection = self.collection(req.collection)?;
+        let session = limits::optional_session(req.session_id)?;
+        let ctx_text = limits::context("context", req.context)?;
+        let cls = classify::classify(insight, &ctx_text);
+        let ctx = classify::build_context_json_with_source(&ctx_text, "learn_tool");
+        let ctx_json = serde_json::to_string(&ctx)?;
+        let hash = dedup::fact_hash(insight);
+        let terms = Terms::of(insight);
+        let outcome = |memory_id, duplicate| LearnOutcome {
+            memory_id,
+            duplicate,
+            category: cls.category.to_string(),
+            confidence: cls.confidence,
+            tags: cls.tags.clone(),
+            scope_files: cls.scope.files.clone(),
+        };
+        self.write(|tx| {
+            if let Some(s) = session {
+                session::require(tx, s)?;
+            }
+            let dup = match dedup::exact(tx, collection, &hash, None)? {
+                Some(d) => Some(d),
+                None => dedup::jaccard(tx, collection, &terms, None)?,
+            };
+            if let Some(d) = dup {
+                return Ok(outcome(d.existing_id, Some(d)));
+            }
+            let id = memory::insert(
+                tx,
+                &memory::NewMemory {
+                    session_id: session,
+                    collection,
+                    kind: MemoryKind::Fact,
+                    content: insight,
+                    context: &ctx_json,
+                    perception_type: None,
+                    perception_data: None,
+                    perception_metadata: None,
+                    category: cls.category,
+                    confidence: cls.confidence,
+                    decay_rate: self.opts.decay_rate,
+                    content_hash: &hash,
+                    scope: &cls.scope,
+                    is_real: is_real(&ctx),
+                    term_count: terms.count(),
+                    now: &now(),
+                },
+            )?;
+            memory::set_auto_tags(tx, id, &cls.tags)?;
+            Ok(outcome(id, None))
+        })
+    }
+
+    /// Stores perception / trajectory data with its description.
+    pub fn save_perception(&self, req: &PerceptionRequest) -> Result<PerceptionOutcome> {
+        let desc = limits::required_text(
+            "description",
+            req.description,
+            limits::MIN_DESCRIPTION_CHARS,
+            MAX_CONTENT_CHARS,
+        )?;
+        let collection = self.collection(req.collection)?;
+        let session = limits::optional_session(req.session_id)?;
+        if let Some(d) = req.data {
+            if d.len() > MAX_PERCEPTION_DATA {
+                return Err(Error::invalid(format!(
+                    "data is {} bytes; the limit is {MAX_PERCEPTION_DATA}",
+                    d.len()
+                )));
+            }
+        }
+        let metadata = match req.metadata.map(str::trim).filter(|m| !m.is_empty()) {
+            Some(m) => {
+                if m.len() > MAX_METADATA_BYTES {
+                    return Err(Error::invalid(format!("metadata is larger than {MAX_METADATA_BYTES} bytes")));
+                }
+                serde_json::from_str::<Value>(m)
+                    .map_err(|e| Error::invalid(format!("metadata is not valid JSON: {e}")))?;
+                Some(m)
+            }
+            None => None,
+        };
+        let ctx_text = limits::context("context", req.context)?;
+        let ctx = classify::build_context_json_with_source(&ctx_text, "save_perception");
+        let ctx_json = serde_json::to_string(&ctx)?;
+        let cls = classify::classify(desc, &ctx_text);
+        let ptype = req.perception_type;
+        let hash = dedup::perception_hash(desc, ptype.as_str(), req.data, metadata);
+        let terms = Terms::of(desc);
+        let outcome = |memory_id, duplicate| PerceptionOutcome {
+            memory_id,
+            duplicate,
+            perception_type: ptype,
+            collection: collection.to_string(),
+            has_embedding: false,
+        };
+        self.write(|tx| {
+            if let Some(s) = session {
+                session::require(tx, s)?;
+            }
+            if let Some(d) = dedup::exact(tx, collection, &hash, None)? {
+                return Ok(outcome(d.existing_id, Some(d)));
+            }
+            let id = memory::insert(
+                tx,
+                &memory::NewMemory {
+                    session_id: session,
+                    collection,
+                    kind: MemoryKind::Perception,
+                    content: desc,
+                    context: &ctx_json,
+                    perception_type: Some(ptype),
+                    perception_data: req.data,
+                    perception_metadata: metadata,
+                    category: cls.category,
+                    confidence: cls.confidence,
+                    decay_rate: self.opts.decay_rate,
+                    content_hash: &hash,
+                    scope: &cls.scope,
+                    is_real: is_real(&ctx),
+                    term_count: terms.count(),
+                    now: &now(),
+                },
+            )?;
+            memory::set_auto_tags(tx, id, &cls.tags)?;
+            Ok(outcome(id, None))
+        })
+    }
+
+    /// Ranks memories for a query (spec 002 pipeline).
+    pub fn recall(&self, req: &RecallRequest) -> Result<RecallResult> {
+        let started = std::time::Instant::now();
+        if req.query.chars().count() > limits::MAX_QUERY_CHARS {
+            return Err(Error::invalid(format!("query is longer than {} characters", limits::MAX_QUERY_CHARS)));
+        }
+        if req.query.trim().is_empty() {
+            return Err(Error::invalid("query must not be empty or blank"));
+        }
+        let plan = search::Plan {
+            collection: self.collection(req.collection)?,
+            words: text::query_words(req.query),
+            n: limits::clamp_n(req.n),
+            min_confidence: limits::unit_range("min_confidence", req.min_confidence, 0.0, 1.0)?,
+            session_id: limits::optional_session(req.session_id)?,
+            exclude_session: None,
+            filter: req.context_filter.map(ContextFilter::parse).transpose()?,
+            spatial: req.spatial_sort.map(SpatialSort::parse).transpose()?,
+            rrf_k: self.opts.rrf_k,
+        };
+        let (hits, mode) = self.store.read(|conn| self.hits(conn, &plan))?;
+        self.record_touches(&hits);
+        Ok(RecallResult { hits, mode, query_ms: started.elapsed().as_secs_f64() * 1e3 })
+    }
+
+    fn hits(&self, conn: &Connection, plan: &search::Plan) -> Result<(Vec<Hit>, SearchMode)> {
+        let (ranked, mode) = search::run(conn, plan)?;
+        let mut hits = Vec::with_capacity(ranked.len());
+        for r in ranked {
+            let memory = memory::get(conn, r.id)?.ok_or_else(|| Error::internal("ranked memory vanished"))?;
+            hits.push(Hit { memory, score: r.score, distance: r.distance });
+        }
+        Ok((hits, mode))
+    }
+
+    /// Access counting without making the read wait on the write lock: hits are
+    /// recorded in memory and written by the next write, by `flush`, on drop, or
+    /// here when many are pending and the writer is free.
+    fn record_touches(&self, hits: &[Hit]) {
+        if hits.is_empty() {
+            return;
+        }
+        let at = now();
+        let pending = {
+            let mut t = self.touches.lock();
+            for h in hits {
+                let e = t.entry(h.memory.id).or_insert((0, at.clone()));
+                e.0 += 1;
+                e.1.clone_from(&at);
+            }
+            if t.len() < TOUCH_FLUSH_AT {
+                return;
+            }
+            std::mem::take(&mut *t)
+        };
+        match self.store.try_write(|tx| apply_touches(tx, &pending)) {
+            Some(Ok(())) => {}
+            _ => self.requeue(pending),
+        }
+    }
+
+    /// One memory by id, whatever its status.
+    pub fn get(&self, id: i64) -> Result<Memory> {
+        let id = limits::memory_id(id)?;
+        self.store
+            .read(|c| memory::get(c, id))?
+            .ok_or_else(|| Error::not_found(format!("memory #{id} does not exist")))
+    }
+
+    /// Tags of a memory (automatic and user), sorted.
+    pub fn tags(&self, id: i64) -> Result<Vec<String>> {
+        let id = limits::memory_id(id)?;
+        self.store.read(|c| memory::tags(c, id))
+    }
+
+    /// Loads an active memory for modification, with precise errors.
+    fn active(conn: &Connection, id: i64, verb: &str) -> Result<Memory> {
+        let m = memory::get(conn, id)?.ok_or_else(|| Error::not_found(format!("memory #{id} does not exist")))?;
+        if m.status != MemoryStatus::Active {
+            return Err(Error::new(
+                Status::InvalidState,
+                format!("memory #{id} is {}; cannot {verb} it", m.status.as_str()),
+            ));
+        }
+        Ok(m)
+    }
+
+    /// Soft-deletes a memory: it stays in the file for audit, out of every search.
+    pub fn forget(&self, id: i64, reason: &str) -> Result<ForgetOutcome> {
+        let id = limits::memory_id(id)?;
+        let reason = limits::required_text("reason", reason, 1, MAX_REASON_CHARS)?;
+        self.write(|tx| {
+            let m = Self::active(tx, id, "forget")?;
+            let now = now();
+            tx.prepare_cached(
+                "UPDATE memories SET status = 'invalidated', invalidated_reason = ?2, invalidated_at = ?3,
+                    updated_at = ?3 WHERE id = ?1",
+            )?
+            .execute(params![id, reason, now])?;
+            memory::unindex(tx, id)?;
+            Ok(ForgetOutcome { memory_id: id, content: m.content, reason: reason.to_string() })
+        })
+    }
+
+    /// Replaces a memory's content (and optionally its context), re-classifying it
+    /// and refreshing its hash, summary, index entry and automatic tags.
+    pub fn update(&self, id: i64, new_content: &str, context: Option<&str>) -> Result<UpdateOutcome> {
+        let id = limits::memory_id(id)?;
+        let content = limits::required_text("new_content", new_content, 1, MAX_CONTENT_CHARS)?;
+        let new_ctx = limits::context("context", context)?;
+        self.write(|tx| {
+            let old = Self::active(tx, id, "update")?;
+            let ctx_text = if new_ctx.is_empty() { old.context.clone() } else { new_ctx.clone() };
+            let ctx = if new_ctx.is_empty() {
+                serde_json::from_str(&old.context).unwrap_or_default()
+            } else {
+                let source = if old.kind == MemoryKind::Fact { "learn_tool" } else { "save_perception" };
+                classify::build_context_json_with_source(&new_ctx, source)
+            };
+            let cls = classify::classify(content, &ctx_text);
+            let hash = match old.kind {
+                MemoryKind::Fact => dedup::fact_hash(content),
+                MemoryKind::Perception => dedup::perception_hash(
+                    content,
+                    old.perception_type.unwrap_or_default().as_str(),
+                    old.perception_data.as_deref(),
+                    old.perception_metadata.as_deref(),
+                ),
+            };
+            if let Some(d) = dedup::exact(tx, &old.collection, &hash, Some(id))? {
+                return Err(Error::new(
+                    Status::Duplicate,
+                    format!("memory #{} already holds this content in collection {:?}", d.existing_id, old.collection),
+                ));
+            }
+            let now = now();
+            tx.prepare_cached(
+                "UPDATE memories SET content = ?2, human_summary = ?3, category = ?4, confidence = ?5,
+                    decay_base = ?5, content_hash = ?6, context = ?7, is_real = ?8, term_count = ?9,
+                    scope_files = ?10, scope_entities = ?11, scope_modules = ?12, updated_at = ?13
+                 WHERE id = ?1",
+            )?
+            .execute(params![
+                id,
+                content,
+                text::summarize(content),
+                cls.category,
+                cls.confidence,
+                hash,
+                serde_json::to_string(&ctx)?,
+                is_real(&ctx),
+                Terms::of(content).count(),
+                serde_json::to_string(&cls.scope.files)?,
+                serde_json::to_string(&cls.scope.entities)?,
+                serde_json::to_string(&cls.scope.modules)?,
+                now,
+            ])?;
+            memory::unindex(tx, id)?;
+            memory::index(tx, id, content, &text::summarize(content), &cls.scope)?;
+            memory::set_auto_tags(tx, id, &cls.tags)?;
+            Ok(UpdateOutcome {
+                memory_id: id,
+                old_content: old.content,
+                new_content: content.to_string(),
+                category: cls.category.to_string(),
+                confidence: cls.confidence,
+                tags: cls.tags.clone(),
+            })
+        })
+    }
+
+    /// Begins an episode and returns its UUID.
+    pub fn start_session(&self, collection: Option<&str>, context: Option<&str>) -> Result<SessionStarted> {
+        let collection = self.collection(collection)?;
+        let ctx = limits::context("context", context)?;
+        let id = uuid::Uuid::new_v4().to_string();
+        self.write(|tx| {
+            session::create(tx, &id, collection, Some(ctx.as_str()).filter(|c| !c.is_empty()), &now())?;
+            Ok(SessionStarted {
+                session_id: id.clone(),
+                collection: collection.to_string(),
+                active_memories_count: session::active_count(tx, collection)?,
+            })
+        })
+    }
+
+    /// Ends an episode: records the outcome, decays, consolidates, and returns
+    /// related experience from other sessions.
+    pub fn end_session(&self, session_id: &str, outcome_score: Option<f64>) -> Result<SessionEnded> {
+        let sid = limits::required_text("session_id", session_id, 1, limits::MAX_NAME_CHARS)?;
+        let score = outcome_score.map(|s| limits::unit_range("outcome_score", s, 0.0, 1.0)).transpose()?;
+        let (collection, summary, decayed_count, consolidated) = self.write(|tx| {
+            let row = session::require(tx, sid)?;
+            let now = now();
+            let consolidated = session::consolidate(tx, sid, &row.collection, &now)?;
+            let decayed = session::apply_decay(tx, &now)?;
+            session::finish(tx, sid, score, &now)?;
+            Ok((row.collection.clone(), session::summarize(tx, sid)?, decayed, consolidated))
+        })?;
+        let related = self.related(sid, &collection)?;
+        Ok(SessionEnded {
+            session_id: sid.to_string(),
+            collection,
+            outcome_score: score,
+            summary,
+            decayed_count,
+            consolidated,
+            related,
+        })
+    }
+
+    /// Proactive recall: memories of other sessions related to what this one stored.
+    fn related(&self, sid: &str, collection: &str) -> Result<Vec<Hit>> {
+        self.store.read(|conn| {
+            let words = text::query_words(&session::topic(conn, sid)?);
+            if words.is_empty() {
+                return Ok(Vec::new());
+            }
+            let plan = search::Plan {
+                collection,
+                words,
+                n: RELATED_N as usize,
+                min_confidence: 0.3,
+                session_id: None,
+                exclude_session: Some(sid),
+                filter: None,
+                spatial: None,
+                rrf_k: self.opts.rrf_k,
+            };
+            Ok(self.hits(conn, &plan)?.0)
+        })
+    }
+}
+
+fn apply_touches(tx: &Connection, pending: &Touches) -> Result<()> {
+    for (id, (n, at)) in pending {
+        memory::touch(tx, *id, *n, at)?;
+    }
+    Ok(())
+}
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        if !self.touches.lock().is_empty() {
+            let _ = self.flush();
+        }
+    }
+}

@@ -1,0 +1,165 @@
+//! Input limits and validation (the "L1" layer): every public operation checks its
+//! parameters here before touching the database, with a message naming the field.
+
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+
+/// Characters of an insight / update content, after trimming.
+pub const MAX_CONTENT_CHARS: usize = 300;
+/// Minimum characters of a perception description, after trimming.
+pub const MIN_DESCRIPTION_CHARS: usize = 5;
+/// Bytes of a context JSON (learn, update, perception, session).
+pub const MAX_CONTEXT_BYTES: usize = 64 * 1024;
+/// Bytes of perception data (JSON or binary).
+pub const MAX_PERCEPTION_DATA: usize = 4 * 1024 * 1024;
+/// Bytes of perception metadata JSON.
+pub const MAX_METADATA_BYTES: usize = 64 * 1024;
+/// Characters of a recall query.
+pub const MAX_QUERY_CHARS: usize = 1000;
+/// Characters of a collection name or session id.
+pub const MAX_NAME_CHARS: usize = 128;
+/// Characters of a forget reason.
+pub const MAX_REASON_CHARS: usize = 500;
+/// Bytes of a context_filter / spatial_sort JSON.
+pub const MAX_FILTER_BYTES: usize = 16 * 1024;
+/// Conditions in one context_filter.
+pub const MAX_FILTER_CONDITIONS: usize = 10;
+/// Results of one recall.
+pub const MAX_RESULTS: i64 = 100;
+
+/// Trims and checks a required text field: not blank, at most `max` characters.
+pub fn required_text<'a>(field: &str, value: &'a str, min: usize, max: usize) -> Result<&'a str> {
+    let t = value.trim();
+    if t.is_empty() {
+        return Err(Error::invalid(format!("{field} must not be empty or blank")));
+    }
+    let n = t.chars().count();
+    if n < min {
+        return Err(Error::invalid(format!(
+            "{field} has {n} characters after trimming; at least {min} are required"
+        )));
+    }
+    if n > max {
+        return Err(Error::invalid(format!(
+            "{field} has {n} characters after trimming; the limit is {max}"
+        )));
+    }
+    Ok(t)
+}
+
+/// Collection name: blank or absent → `default`; trimmed; at most 128 characters.
+pub fn collection<'a>(value: Option<&'a str>, default: &'a str) -> Result<&'a str> {
+    match value.map(str::trim) {
+        None | Some("") => Ok(default),
+        Some(c) => name("collection", c),
+    }
+}
+
+/// Optional session id: blank or absent → none.
+pub fn optional_session(value: Option<&str>) -> Result<Option<&str>> {
+    match value.map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(s) => name("session_id", s).map(Some),
+    }
+}
+
+fn name<'a>(field: &str, v: &'a str) -> Result<&'a str> {
+    if v.chars().count() > MAX_NAME_CHARS {
+        return Err(Error::invalid(format!("{field} is longer than {MAX_NAME_CHARS} characters")));
+    }
+    if v.chars().any(char::is_control) {
+        return Err(Error::invalid(format!("{field} contains control characters")));
+    }
+    Ok(v)
+}
+
+/// A memory id must be positive.
+pub fn memory_id(id: i64) -> Result<i64> {
+    if id <= 0 {
+        return Err(Error::invalid(format!("memory_id must be > 0 (got {id})")));
+    }
+    Ok(id)
+}
+
+/// A number that must be finite and inside `[lo, hi]`.
+pub fn unit_range(field: &str, v: f64, lo: f64, hi: f64) -> Result<f64> {
+    if !v.is_finite() || v < lo || v > hi {
+        return Err(Error::invalid(format!("{field} must be a number in [{lo}, {hi}] (got {v})")));
+    }
+    Ok(v)
+}
+
+/// Context text: at most 64 KiB; text that starts like JSON must be valid JSON
+/// (free text is accepted and kept as `user_context`).
+pub fn context(field: &str, value: Option<&str>) -> Result<String> {
+    let Some(v) = value else { return Ok(String::new()) };
+    if v.len() > MAX_CONTEXT_BYTES {
+        return Err(Error::invalid(format!(
+            "{field} is {} bytes; the limit is {MAX_CONTEXT_BYTES}",
+            v.len()
+        )));
+    }
+    let t = v.trim();
+    if t.starts_with('{') || t.starts_with('[') {
+        serde_json::from_str::<Value>(t)
+            .map_err(|e| Error::invalid(format!("{field} looks like JSON but does not parse: {e}")))?;
+    }
+    Ok(t.to_string())
+}
+
+/// Parses a JSON object parameter (context_filter, spatial_sort, metadata).
+pub fn json_object(field: &str, v: &str, max_bytes: usize) -> Result<serde_json::Map<String, Value>> {
+    if v.len() > max_bytes {
+        return Err(Error::invalid(format!("{field} is {} bytes; the limit is {max_bytes}", v.len())));
+    }
+    match serde_json::from_str::<Value>(v) {
+        Ok(Value::Object(m)) => Ok(m),
+        Ok(_) => Err(Error::invalid(format!("{field} must be a JSON object"))),
+        Err(e) => Err(Error::invalid(format!("{field} is not valid JSON: {e}"))),
+    }
+}
+
+/// Clamps a requested result count into 1–100.
+pub fn clamp_n(n: i64) -> usize {
+    n.clamp(1, MAX_RESULTS) as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_limits() {
+        assert!(required_text("insight", "   ", 1, 300).is_err());
+        assert_eq!(required_text("insight", "  ok ", 1, 300).unwrap(), "ok");
+        assert!(required_text("insight", &"x".repeat(301), 1, 300).is_err());
+        assert!(required_text("insight", &"抓".repeat(300), 1, 300).is_ok());
+        assert!(required_text("description", "hi", 5, 300).is_err());
+    }
+
+    #[test]
+    fn collection_defaults() {
+        assert_eq!(collection(None, "default").unwrap(), "default");
+        assert_eq!(collection(Some("   "), "default").unwrap(), "default");
+        assert_eq!(collection(Some(" trimmed "), "default").unwrap(), "trimmed");
+        assert!(collection(Some("a\nb"), "default").is_err());
+    }
+
+    #[test]
+    fn numbers() {
+        assert!(unit_range("min_confidence", f64::NAN, 0.0, 1.0).is_err());
+        assert!(unit_range("min_confidence", -0.1, 0.0, 1.0).is_err());
+        assert_eq!(clamp_n(0), 1);
+        assert_eq!(clamp_n(1000), 100);
+        assert!(memory_id(0).is_err());
+    }
+
+    #[test]
+    fn context_json() {
+        assert_eq!(context("context", Some("some notes")).unwrap(), "some notes");
+        assert!(context("context", Some("{broken")).is_err());
+        assert!(context("context", Some(&"x".repeat(MAX_CONTEXT_BYTES + 1))).is_err());
+        assert!(json_object("context_filter", "[1,2,3]", 100).is_err());
+    }
+}

@@ -1,0 +1,189 @@
+//! Structured filters of recall: `context_filter` (dot paths with operators) and
+//! `spatial_sort` (Euclidean distance to a target on a coordinate array).
+//!
+//! Both are parsed and validated once per recall; unknown operators, more than 10
+//! conditions or a malformed target are errors, never silently ignored.
+
+use serde_json::{Map, Value};
+
+use crate::error::{Error, Result};
+use crate::limits::{self, MAX_FILTER_BYTES, MAX_FILTER_CONDITIONS};
+
+/// A dot path split into keys: `"params.force.value"` → `["params", "force", "value"]`.
+pub type DotPath = Vec<String>;
+
+fn parse_path(field: &str, path: &str) -> Result<DotPath> {
+    if path.is_empty() || path.split('.').any(str::is_empty) {
+        return Err(Error::invalid(format!("{field}: {path:?} is not a valid dot path")));
+    }
+    Ok(path.split('.').map(str::to_string).collect())
+}
+
+/// Follows `path` through nested objects; `None` when a key is missing or a
+/// non-object is met on the way.
+pub fn resolve<'a>(root: &'a Value, path: &[String]) -> Option<&'a Value> {
+    path.iter().try_fold(root, |cur, key| cur.as_object()?.get(key))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Op {
+    Eq,
+    Ne,
+    Lt,
+    Lte,
+    Gt,
+    Gte,
+}
+
+impl Op {
+    fn parse(s: &str) -> Option<Op> {
+        Some(match s {
+            "$eq" => Op::Eq,
+            "$ne" => Op::Ne,
+            "$lt" => Op::Lt,
+            "$lte" => Op::Lte,
+            "$gt" => Op::Gt,
+            "$gte" => Op::Gte,
+            _ => return None,
+        })
+    }
+}
+
+/// A parsed `context_filter`: all conditions must hold (AND).
+#[derive(Debug, Clone, Default)]
+pub struct ContextFilter {
+    conds: Vec<(DotPath, Vec<(Op, Value)>)>,
+}
+
+impl ContextFilter {
+    pub fn parse(json: &str) -> Result<ContextFilter> {
+        let map = limits::json_object("context_filter", json, MAX_FILTER_BYTES)?;
+        if map.len() > MAX_FILTER_CONDITIONS {
+            return Err(Error::invalid(format!(
+                "context_filter has {} conditions; the limit is {MAX_FILTER_CONDITIONS}",
+                map.len()
+            )));
+        }
+        let mut conds = Vec::with_capacity(map.len());
+        for (path, spec) in map {
+            let ops = match spec {
+                Value::Object(o) if o.keys().any(|k| k.starts_with('$')) => parse_ops(&path, o)?,
+                v => vec![(Op::Eq, v)],
+            };
+            conds.push((parse_path("context_filter", &path)?, ops));
+        }
+        Ok(ContextFilter { conds })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.conds.is_empty()
+    }
+
+    /// True when every condition holds for `ctx`. A missing path never matches.
+    pub fn matches(&self, ctx: &Value) -> bool {
+        self.conds.iter().all(|(path, ops)| match resolve(ctx, path) {
+            None => false,
+            Some(actual) => ops.iter().all(|(op, expected)| compare(*op, actual, expected)),
+        })
+    }
+}
+
+fn parse_ops(path: &str, o: Map<String, Value>) -> Result<Vec<(Op, Value)>> {
+    o.into_iter()
+        .map(|(k, v)| match Op::parse(&k) {
+            Some(op) => Ok((op, v)),
+            None => Err(Error::invalid(format!(
+                "context_filter[{path:?}]: unknown operator {k:?} (use $lt $lte $gt $gte $ne $eq)"
+            ))),
+        })
+        .collect()
+}
+
+/// JSON equality where numbers compare by value (1 == 1.0).
+fn json_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        _ => a == b,
+    }
+}
+
+fn compare(op: Op, actual: &Value, expected: &Value) -> bool {
+    use std::cmp::Ordering;
+    let ord = match (actual, expected) {
+        (Value::Number(a), Value::Number(b)) => a.as_f64().and_then(|a| a.partial_cmp(&b.as_f64()?)),
+        (Value::String(a), Value::String(b)) => Some(a.cmp(b)),
+        _ => None,
+    };
+    match op {
+        Op::Eq => json_eq(actual, expected),
+        Op::Ne => !json_eq(actual, expected),
+        Op::Lt => ord == Some(Ordering::Less),
+        Op::Lte => matches!(ord, Some(Ordering::Less | Ordering::Equal)),
+        Op::Gt => ord == Some(Ordering::Greater),
+        Op::Gte => matches!(ord, Some(Ordering::Greater | Ordering::Equal)),
+    }
+}
+
+/// A parsed `spatial_sort`.
+#[derive(Debug, Clone)]
+pub struct SpatialSort {
+    field: DotPath,
+    target: Vec<f64>,
+    pub max_distance: Option<f64>,
+}
+
+impl SpatialSort {
+    pub fn parse(json: &str) -> Result<SpatialSort> {
+        let map = limits::json_object("spatial_sort", json, MAX_FILTER_BYTES)?;
+        let (Some(field), Some(target)) = (map.get("field"), map.get("target")) else {
+            return Err(Error::invalid("spatial_sort must contain \"field\" and \"target\""));
+        };
+        let Value::String(field) = field else {
+            return Err(Error::invalid("spatial_sort.field must be a dot-path string"));
+        };
+        let Value::Array(items) = target else {
+            return Err(Error::invalid("spatial_sort.target must be an array of numbers"));
+        };
+        if items.is_empty() || items.len() > 64 {
+            return Err(Error::invalid("spatial_sort.target must have 1 to 64 coordinates"));
+        }
+        let target = items
+            .iter()
+            .map(|v| v.as_f64().filter(|x| x.is_finite()))
+            .collect::<Option<Vec<f64>>>()
+            .ok_or_else(|| Error::invalid("spatial_sort.target must contain only finite numbers"))?;
+        let max_distance = match map.get("max_distance") {
+            None | Some(Value::Null) => None,
+            Some(v) => match v.as_f64() {
+                Some(d) if d.is_finite() && d >= 0.0 => Some(d),
+                _ => return Err(Error::invalid("spatial_sort.max_distance must be a number >= 0")),
+            },
+        };
+        if let Some(k) = map.keys().find(|k| !matches!(k.as_str(), "field" | "target" | "max_distance")) {
+            return Err(Error::invalid(format!("spatial_sort: unknown key {k:?}")));
+        }
+        Ok(SpatialSort { field: parse_path("spatial_sort.field", field)?, target, max_distance })
+    }
+
+    /// Distance from the coordinates at `field` to the target; infinity when the
+    /// field is missing, not an array of numbers, or of another dimension.
+    pub fn distance(&self, ctx: &Value) -> f64 {
+        let Some(Value::Array(a)) = resolve(ctx, &self.field) else { return f64::INFINITY };
+        if a.len() != self.target.len() {
+            return f64::INFINITY;
+        }
+        let mut sum = 0.0;
+        for (v, t) in a.iter().zip(&self.target) {
+            match v.as_f64() {
+                Some(x) => sum += (x - t) * (x - t),
+                None => return f64::INFINITY,
+            }
+        }
+        sum.sqrt()
+    }
+
+    /// Whether a memory at `distance` passes the optional cutoff.
+    pub fn within(&self, distance: f64) -> bool {
+        self.max_distance.is_none_or(|m| distance <= m)
+    }
+}

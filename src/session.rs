@@ -1,0 +1,245 @@
+//! Session stage: episodes, their summary, time decay and consolidation.
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use crate::classify;
+use crate::dedup::Terms;
+use crate::error::{Error, Result};
+use crate::store::memory;
+use crate::text;
+use crate::types::{Consolidation, SessionSummary};
+
+/// Jaccard similarity above which memories of one session are merged.
+pub const CONSOLIDATION_THRESHOLD: f64 = 0.50;
+/// Memories at or above this confidence are never consolidated.
+pub const CONSOLIDATION_MAX_CONFIDENCE: f64 = 0.95;
+/// Decay never touches confidences at or below this floor.
+pub const DECAY_FLOOR: f64 = 0.05;
+
+pub struct SessionRow {
+    pub collection: String,
+    pub status: String,
+}
+
+pub fn create(conn: &Connection, id: &str, collection: &str, context: Option<&str>, now: &str) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO sessions (external_id, collection, context, created_at) VALUES (?1, ?2, ?3, ?4)",
+    )?
+    .execute(params![id, collection, context, now])?;
+    Ok(())
+}
+
+pub fn get(conn: &Connection, id: &str) -> Result<Option<SessionRow>> {
+    Ok(conn
+        .prepare_cached("SELECT collection, status FROM sessions WHERE external_id = ?1")?
+        .query_row([id], |r| Ok(SessionRow { collection: r.get(0)?, status: r.get(1)? }))
+        .optional()?)
+}
+
+/// Fails with NotFound unless the session exists.
+pub fn require(conn: &Connection, id: &str) -> Result<SessionRow> {
+    get(conn, id)?.ok_or_else(|| {
+        Error::not_found(format!("session {id:?} does not exist (start one with start_session)"))
+    })
+}
+
+pub fn active_count(conn: &Connection, collection: &str) -> Result<i64> {
+    Ok(conn
+        .prepare_cached("SELECT count(*) FROM memories WHERE collection = ?1 AND status = 'active'")?
+        .query_row([collection], |r| r.get(0))?)
+}
+
+/// Marks the session ended and records the outcome score.
+pub fn finish(conn: &Connection, id: &str, score: Option<f64>, now: &str) -> Result<()> {
+    conn.prepare_cached("UPDATE sessions SET status = 'ended', ended_at = ?2 WHERE external_id = ?1")?
+        .execute(params![id, now])?;
+    if let Some(s) = score {
+        conn.prepare_cached("INSERT INTO session_outcomes (session_id, score, created_at) VALUES (?1, ?2, ?3)")?
+            .execute(params![id, s, now])?;
+    }
+    Ok(())
+}
+
+/// Counts of the session's memories (all statuses) by type and by category.
+pub fn summarize(conn: &Connection, id: &str) -> Result<SessionSummary> {
+    let group = |col: &str| -> Result<Vec<(String, i64)>> {
+        let sql = format!("SELECT {col}, count(*) FROM memories WHERE session_id = ?1 GROUP BY 1 ORDER BY 1");
+        let mut st = conn.prepare_cached(&sql)?;
+        let rows = st.query_map([id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    };
+    let by_type = group("type")?;
+    let by_category = group("category")?;
+    Ok(SessionSummary { memory_count: by_type.iter().map(|(_, n)| n).sum(), by_type, by_category })
+}
+
+/// Time decay: `confidence = base × (1 − decay_rate)^days`, `days` the whole days
+/// since the last access (else creation) and `base` the confidence at that time.
+/// The result depends only on elapsed whole days, so repeated calls never
+/// compound. Protected categories and confidences ≤ 0.05 are left alone.
+/// Returns how many memories changed.
+pub fn apply_decay(conn: &Connection, now: &str) -> Result<i64> {
+    let protected = classify::PROTECTED.map(|c| format!("'{c}'")).join(", ");
+    let sql = format!(
+        "SELECT id, coalesce(decay_base, confidence), decay_rate, confidence,
+                CAST(julianday(?1) - julianday(coalesce(last_accessed, created_at)) AS INTEGER)
+         FROM memories
+         WHERE status = 'active' AND confidence > {DECAY_FLOOR} AND category NOT IN ({protected})
+           AND julianday(?1) - julianday(coalesce(last_accessed, created_at)) >= 1.0"
+    );
+    let mut changed = Vec::new();
+    {
+        let mut st = conn.prepare_cached(&sql)?;
+        let mut rows = st.query([now])?;
+        while let Some(r) = rows.next()? {
+            let (id, base, rate, current, days): (i64, f64, f64, f64, i64) =
+                (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?);
+            let value = decayed(base, rate, days);
+            if (value - current).abs() > 1e-12 {
+                changed.push((id, value, base));
+            }
+        }
+    }
+    let mut up = conn.prepare_cached("UPDATE memories SET confidence = ?2, decay_base = ?3 WHERE id = ?1")?;
+    for (id, value, base) in &changed {
+        up.execute(params![id, value, base])?;
+    }
+    Ok(changed.len() as i64)
+}
+
+/// `base × (1 − rate)^days`, never below the floor once above it.
+pub fn decayed(base: f64, rate: f64, days: i64) -> f64 {
+    if base <= DECAY_FLOOR || days < 1 {
+        return base;
+    }
+    base * (1.0 - rate).powi(days.min(i32::MAX as i64) as i32)
+}
+
+/// Success/failure polarity of a memory's text; memories of opposite outcomes never merge.
+fn outcome(text: &str) -> i8 {
+    const FAIL: &[&str] = &["fail", "failed", "failure", "failing", "slipped", "slip", "dropped", "collided",
+        "collision", "missed", "error", "unsuccessful", "失败", "滑落", "掉落", "碰撞", "未能"];
+    const OK: &[&str] = &["success", "succeeded", "successful", "successfully", "worked", "works", "成功"];
+    let words = text::words(text);
+    let has = |list: &[&str]| words.iter().any(|w| list.contains(&w.as_str()));
+    match (has(FAIL), has(OK)) {
+        (true, _) => -1,
+        (false, true) => 1,
+        _ => 0,
+    }
+}
+
+struct Candidate {
+    id: i64,
+    category: String,
+    confidence: f64,
+    access_count: i64,
+    terms: Terms,
+    outcome: i8,
+}
+
+/// Consolidation of one session (spec 000): within each category, greedy clusters
+/// whose members all have pairwise Jaccard > 0.50 — and, unlike the original,
+/// the same numbers and the same success/failure outcome. The representative
+/// (confidence, then access count, then newest) stays; the rest are superseded.
+pub fn consolidate(conn: &Connection, session: &str, collection: &str, now: &str) -> Result<Consolidation> {
+    let protected = classify::PROTECTED.map(|c| format!("'{c}'")).join(", ");
+    let sql = format!(
+        "SELECT id, category, confidence, access_count, content FROM memories
+         WHERE session_id = ?1 AND collection = ?2 AND status = 'active' AND type = 'fact'
+           AND confidence < {CONSOLIDATION_MAX_CONFIDENCE} AND category NOT IN ({protected})
+         ORDER BY category, id"
+    );
+    let mut st = conn.prepare_cached(&sql)?;
+    let cands: Vec<Candidate> = st
+        .query_map(params![session, collection], |r| {
+            let content: String = r.get(4)?;
+            Ok(Candidate {
+                id: r.get(0)?,
+                category: r.get(1)?,
+                confidence: r.get(2)?,
+                access_count: r.get(3)?,
+                outcome: outcome(&content),
+                terms: Terms::of(&content),
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    let total = cands.len();
+    if total < 3 {
+        return Ok(Consolidation::default());
+    }
+    let mut clusters: Vec<Vec<usize>> = Vec::new();
+    for (i, c) in cands.iter().enumerate() {
+        let home = clusters.iter_mut().find(|cl| {
+            cl.iter().all(|&j| {
+                let o = &cands[j];
+                o.category == c.category && o.outcome == c.outcome && o.terms.numbers == c.terms.numbers
+                    && text::jaccard_sets(&o.terms.set, &c.terms.set) > CONSOLIDATION_THRESHOLD
+            })
+        });
+        match home {
+            Some(cl) => cl.push(i),
+            None => clusters.push(vec![i]),
+        }
+    }
+    let mut result = Consolidation::default();
+    let mut sims = Vec::new();
+    for cl in clusters.iter().filter(|cl| cl.len() > 1) {
+        let rep = *cl
+            .iter()
+            .max_by(|&&a, &&b| {
+                let (a, b) = (&cands[a], &cands[b]);
+                a.confidence
+                    .partial_cmp(&b.confidence)
+                    .unwrap_or(std::cmp::Ordering::Equal)
+                    .then(a.access_count.cmp(&b.access_count))
+                    .then(a.id.cmp(&b.id))
+            })
+            .expect("cluster is not empty");
+        for (x, &a) in cl.iter().enumerate() {
+            for &b in &cl[x + 1..] {
+                sims.push(text::jaccard_sets(&cands[a].terms.set, &cands[b].terms.set));
+            }
+            if a != rep {
+                memory::supersede(conn, cands[a].id, cands[rep].id, now)?;
+                result.superseded_count += 1;
+            }
+        }
+        result.merged_groups += 1;
+    }
+    result.compression_ratio = result.superseded_count as f64 / total as f64;
+    if !sims.is_empty() {
+        result.avg_similarity = sims.iter().sum::<f64>() / sims.len() as f64;
+    }
+    Ok(result)
+}
+
+/// Text describing what a session was about: its memories' content, newest first,
+/// used as the query of proactive recall.
+pub fn topic(conn: &Connection, session: &str) -> Result<String> {
+    let mut st = conn.prepare_cached(
+        "SELECT content FROM memories WHERE session_id = ?1 AND status = 'active' ORDER BY id DESC LIMIT 20",
+    )?;
+    let rows = st.query_map([session], |r| r.get::<_, String>(0))?;
+    let parts: Vec<String> = rows.collect::<rusqlite::Result<_>>()?;
+    Ok(parts.join(" "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decay_cases() {
+        assert!((decayed(0.9, 0.01, 0) - 0.9).abs() < 1e-3);
+        assert!((decayed(0.9, 0.01, 30) - 0.6657).abs() < 1e-3);
+        assert!((decayed(0.04, 0.01, 100) - 0.04).abs() < 1e-3);
+    }
+
+    #[test]
+    fn outcome_polarity() {
+        assert_eq!(outcome("grasp succeeded at 37.8N"), 1);
+        assert_eq!(outcome("grasp failed: slipped at 9.1N"), -1);
+        assert_eq!(outcome("approach from the left"), 0);
+    }
+}

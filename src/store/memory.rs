@@ -1,0 +1,178 @@
+//! Rows of the `memories` table, their FTS entries and tags.
+
+use rusqlite::{params, Connection, OptionalExtension, Row};
+
+use crate::error::Result;
+use crate::text;
+use crate::types::{Memory, MemoryKind, MemoryStatus, PerceptionType};
+
+/// Everything stored for a new memory.
+pub struct NewMemory<'a> {
+    pub session_id: Option<&'a str>,
+    pub collection: &'a str,
+    pub kind: MemoryKind,
+    pub content: &'a str,
+    pub context: &'a str,
+    pub perception_type: Option<PerceptionType>,
+    pub perception_data: Option<&'a [u8]>,
+    pub perception_metadata: Option<&'a str>,
+    pub category: &'a str,
+    pub confidence: f64,
+    pub decay_rate: f64,
+    pub content_hash: &'a str,
+    pub scope: &'a crate::classify::Scope,
+    pub is_real: bool,
+    pub term_count: i64,
+    pub now: &'a str,
+}
+
+pub fn insert(conn: &Connection, m: &NewMemory) -> Result<i64> {
+    let summary = text::summarize(m.content);
+    let files = serde_json::to_string(&m.scope.files)?;
+    let entities = serde_json::to_string(&m.scope.entities)?;
+    let modules = serde_json::to_string(&m.scope.modules)?;
+    conn.prepare_cached(
+        "INSERT INTO memories (session_id, collection, type, content, human_summary, context,
+            perception_type, perception_data, perception_metadata, category, confidence,
+            decay_rate, content_hash, created_at, updated_at, scope_files, scope_entities,
+            scope_modules, is_real, term_count, decay_base)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?14, ?15, ?16, ?17,
+            ?18, ?19, ?11)",
+    )?
+    .execute(params![
+        m.session_id,
+        m.collection,
+        m.kind.as_str(),
+        m.content,
+        summary,
+        m.context,
+        m.perception_type.map(PerceptionType::as_str),
+        m.perception_data,
+        m.perception_metadata,
+        m.category,
+        m.confidence,
+        m.decay_rate,
+        m.content_hash,
+        m.now,
+        files,
+        entities,
+        modules,
+        m.is_real,
+        m.term_count,
+    ])?;
+    let id = conn.last_insert_rowid();
+    index(conn, id, m.content, &summary, m.scope)?;
+    Ok(id)
+}
+
+/// Adds the FTS entry of memory `id`.
+pub fn index(conn: &Connection, id: i64, content: &str, summary: &str, scope: &crate::classify::Scope) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO memories_fts (rowid, content, human_summary, scope_files, scope_entities)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?
+    .execute(params![
+        id,
+        text::index_text(content),
+        text::index_text(summary),
+        scope.files.join(" "),
+        scope.entities.join(" "),
+    ])?;
+    Ok(())
+}
+
+/// Removes the FTS entry of memory `id` (it no longer appears in any search).
+pub fn unindex(conn: &Connection, id: i64) -> Result<()> {
+    conn.prepare_cached("DELETE FROM memories_fts WHERE rowid = ?1")?.execute([id])?;
+    Ok(())
+}
+
+/// Columns read into a [`Memory`], in [`from_row`] order.
+pub const COLUMNS: &str = "id, collection, session_id, type, content, human_summary, category, \
+    confidence, decay_rate, status, superseded_by, context, perception_type, perception_data, \
+    perception_metadata, access_count, return_count, last_accessed, created_at, updated_at";
+
+pub fn from_row(r: &Row) -> rusqlite::Result<Memory> {
+    let conv = |e: crate::error::Error| {
+        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
+    };
+    let kind: String = r.get(3)?;
+    let status: String = r.get(9)?;
+    let ptype: Option<String> = r.get(12)?;
+    Ok(Memory {
+        id: r.get(0)?,
+        collection: r.get(1)?,
+        session_id: r.get(2)?,
+        kind: MemoryKind::parse(&kind).map_err(conv)?,
+        content: r.get(4)?,
+        human_summary: r.get(5)?,
+        category: r.get(6)?,
+        confidence: r.get(7)?,
+        decay_rate: r.get(8)?,
+        status: MemoryStatus::parse(&status).map_err(conv)?,
+        superseded_by: r.get(10)?,
+        context: r.get(11)?,
+        perception_type: ptype.as_deref().map(PerceptionType::parse).transpose().map_err(conv)?,
+        perception_data: r.get(13)?,
+        perception_metadata: r.get(14)?,
+        access_count: r.get(15)?,
+        return_count: r.get(16)?,
+        last_accessed: r.get(17)?,
+        created_at: r.get(18)?,
+        updated_at: r.get(19)?,
+    })
+}
+
+pub fn get(conn: &Connection, id: i64) -> Result<Option<Memory>> {
+    let sql = format!("SELECT {COLUMNS} FROM memories WHERE id = ?1");
+    Ok(conn.prepare_cached(&sql)?.query_row([id], from_row).optional()?)
+}
+
+/// The active memory of `collection` with this content hash, other than `exclude`.
+pub fn find_by_hash(conn: &Connection, collection: &str, hash: &str, exclude: Option<i64>) -> Result<Option<i64>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT id FROM memories WHERE content_hash = ?1 AND collection = ?2
+               AND status = 'active' AND id != ?3 LIMIT 1",
+        )?
+        .query_row(params![hash, collection, exclude.unwrap_or(0)], |r| r.get(0))
+        .optional()?)
+}
+
+/// Replaces the automatic tags of a memory (user tags are kept).
+pub fn set_auto_tags(conn: &Connection, id: i64, tags: &[String]) -> Result<()> {
+    conn.prepare_cached("DELETE FROM memory_tags WHERE memory_id = ?1 AND source = 'auto'")?.execute([id])?;
+    let mut ins =
+        conn.prepare_cached("INSERT OR IGNORE INTO memory_tags (memory_id, tag, source) VALUES (?1, ?2, 'auto')")?;
+    for t in tags {
+        ins.execute(params![id, t])?;
+    }
+    Ok(())
+}
+
+/// Tags of a memory, auto and user, sorted.
+pub fn tags(conn: &Connection, id: i64) -> Result<Vec<String>> {
+    let mut st = conn.prepare_cached("SELECT tag FROM memory_tags WHERE memory_id = ?1 ORDER BY tag")?;
+    let rows = st.query_map([id], |r| r.get(0))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Marks a memory superseded by another and drops it from search.
+pub fn supersede(conn: &Connection, id: i64, by: i64, now: &str) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE memories SET status = 'superseded', superseded_by = ?2, updated_at = ?3 WHERE id = ?1",
+    )?
+    .execute(params![id, by, now])?;
+    unindex(conn, id)
+}
+
+/// Applies recorded recall hits: counters, last access time, and the decay anchor.
+pub fn touch(conn: &Connection, id: i64, hits: i64, at: &str) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE memories SET access_count = access_count + ?2, return_count = return_count + ?2,
+            last_accessed = max(coalesce(last_accessed, ''), ?3), decay_base = confidence
+         WHERE id = ?1",
+    )?
+    .execute(params![id, hits, at])?;
+    Ok(())
+}

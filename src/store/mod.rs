@@ -1,0 +1,223 @@
+//! Storage stage: the SQLite file, its connections and transactions.
+//!
+//! One writer connection behind a mutex and a small pool of reader connections.
+//! In WAL mode readers never wait for the writer (of this or another process),
+//! and write transactions start with `BEGIN IMMEDIATE` so two processes never
+//! deadlock on a lock upgrade. `SQLITE_BUSY` past the busy timeout is retried a
+//! bounded number of times before [`Status::Busy`] reaches the caller.
+
+pub mod memory;
+pub mod schema;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+
+use crate::error::{Error, Result, Status};
+use crate::options::{Durability, Location, OpenOptions};
+
+/// Reader connections kept open for reuse.
+const MAX_IDLE_READERS: usize = 4;
+/// Attempts of a write transaction that keeps failing with `SQLITE_BUSY`.
+const WRITE_ATTEMPTS: u32 = 3;
+
+pub struct Store {
+    writer: Mutex<Connection>,
+    /// `None` for in-memory databases: every read then uses the writer connection.
+    readers: Option<Mutex<Vec<Connection>>>,
+    path: Option<PathBuf>,
+    busy_timeout: Duration,
+    durability: Durability,
+}
+
+impl Store {
+    pub fn open(opts: &OpenOptions) -> Result<Store> {
+        let busy_timeout = Duration::from_millis(opts.busy_timeout_ms as u64);
+        let path = match &opts.location {
+            Location::InMemory => None,
+            Location::Default => Some(default_path()?),
+            Location::Path(p) => Some(p.clone()),
+        };
+        if let Some(p) = &path {
+            prepare_file(p, opts.location == Location::Default)?;
+        }
+        let writer = match &path {
+            Some(p) => open_connection(p)?,
+            None => Connection::open_in_memory()?,
+        };
+        configure(&writer, busy_timeout, opts.durability)?;
+        // Reading the header first: a non-SQLite file fails here, before anything is written.
+        let version = schema::user_version(&writer)?;
+        schema::check_openable(&writer, version)?;
+        if path.is_some() {
+            let mode: String = writer.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+            if !mode.eq_ignore_ascii_case("wal") {
+                return Err(Error::new(Status::Io, format!("cannot enable WAL journal (got {mode})")));
+            }
+        }
+        let store = Store {
+            writer: Mutex::new(writer),
+            readers: path.as_ref().map(|_| Mutex::new(Vec::new())),
+            path,
+            busy_timeout,
+            durability: opts.durability,
+        };
+        if version < schema::SCHEMA_VERSION {
+            store.write(|tx| schema::migrate(tx))?;
+        }
+        Ok(store)
+    }
+
+    /// Runs `f` in a read transaction (one consistent snapshot).
+    pub fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        let Some(pool) = &self.readers else {
+            let conn = self.writer.lock();
+            let tx = conn.unchecked_transaction()?;
+            return f(&tx);
+        };
+        let conn = match pool.lock().pop() {
+            Some(c) => c,
+            None => {
+                let c = open_connection(self.path.as_deref().expect("file store has a path"))?;
+                configure(&c, self.busy_timeout, self.durability)?;
+                c
+            }
+        };
+        let result = (|| {
+            let tx = conn.unchecked_transaction()?;
+            let out = f(&tx)?;
+            tx.finish()?;
+            Ok(out)
+        })();
+        let mut idle = pool.lock();
+        // A connection somehow left inside a transaction is dropped, not reused.
+        if idle.len() < MAX_IDLE_READERS && conn.is_autocommit() {
+            idle.push(conn);
+        }
+        result
+    }
+
+    /// Runs `f` in a `BEGIN IMMEDIATE` transaction and commits it. `f` may run
+    /// again if the database stays busy, so it must have no effects outside it.
+    pub fn write<T>(&self, mut f: impl FnMut(&Connection) -> Result<T>) -> Result<T> {
+        let conn = self.writer.lock();
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let result: Result<T> = (|| {
+                let tx = Transaction::new_unchecked(&conn, TransactionBehavior::Immediate)?;
+                let out = f(&tx)?;
+                tx.commit()?;
+                Ok(out)
+            })();
+            match result {
+                Err(e) if e.status == Status::Busy && attempt < WRITE_ATTEMPTS => {
+                    std::thread::sleep(Duration::from_millis(10 * attempt as u64));
+                }
+                Err(e) if e.status == Status::Busy => {
+                    return Err(Error::new(
+                        Status::Busy,
+                        format!(
+                            "database stayed locked by another connection for {} attempts of {} ms: {}",
+                            WRITE_ATTEMPTS,
+                            self.busy_timeout.as_millis(),
+                            e.message
+                        ),
+                    ))
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Runs `f` with the writer connection only if it is free right now.
+    pub fn try_write<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Option<Result<T>> {
+        let conn = self.writer.try_lock()?;
+        Some((|| {
+            let tx = Transaction::new_unchecked(&conn, TransactionBehavior::Immediate)?;
+            let out = f(&tx)?;
+            tx.commit()?;
+            Ok(out)
+        })())
+    }
+
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+}
+
+fn default_path() -> Result<PathBuf> {
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).ok_or_else(|| {
+        Error::invalid("HOME is not set: cannot use the default ~/.robotmem/memory.db; pass a path")
+    })?;
+    Ok(PathBuf::from(home).join(".robotmem").join("memory.db"))
+}
+
+/// Creates the default directory (0700) and a missing database file (0600).
+fn prepare_file(path: &Path, create_dir: bool) -> Result<()> {
+    use std::fs;
+    #[cfg(unix)]
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+
+    if path.as_os_str().is_empty() {
+        return Err(Error::invalid("path is empty"));
+    }
+    if create_dir {
+        if let Some(dir) = path.parent() {
+            let mut b = fs::DirBuilder::new();
+            b.recursive(true);
+            #[cfg(unix)]
+            b.mode(0o700);
+            b.create(dir).map_err(|e| io_error("cannot create directory", dir, e))?;
+        }
+    }
+    if path.is_dir() {
+        return Err(Error::invalid(format!("{} is a directory, not a database file", path.display())));
+    }
+    let mut o = fs::OpenOptions::new();
+    o.write(true).create_new(true);
+    #[cfg(unix)]
+    o.mode(0o600);
+    match o.open(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(io_error("cannot create database file", path, e)),
+    }
+}
+
+fn io_error(what: &str, path: &Path, e: std::io::Error) -> Error {
+    let status = match e.kind() {
+        std::io::ErrorKind::NotFound => Status::Io,
+        std::io::ErrorKind::PermissionDenied => Status::Io,
+        _ if e.raw_os_error() == Some(28) => Status::Full, // ENOSPC
+        _ => Status::Io,
+    };
+    Error::new(status, format!("{what} {}: {e}", path.display()))
+}
+
+fn open_connection(path: &Path) -> Result<Connection> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    Connection::open_with_flags(path, flags).map_err(|e| {
+        let mut err = Error::from(e);
+        if err.status == Status::Internal {
+            err.status = Status::Io;
+        }
+        err.message = format!("cannot open {}: {}", path.display(), err.message);
+        err
+    })
+}
+
+fn configure(conn: &Connection, busy: Duration, durability: Durability) -> Result<()> {
+    conn.busy_timeout(busy)?;
+    conn.set_prepared_statement_cache_capacity(64);
+    let sync = match durability {
+        Durability::Normal => "NORMAL",
+        Durability::Full => "FULL",
+    };
+    conn.execute_batch(&format!(
+        "PRAGMA synchronous = {sync}; PRAGMA temp_store = MEMORY; PRAGMA foreign_keys = OFF;"
+    ))?;
+    Ok(())
+}

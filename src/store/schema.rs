@@ -1,0 +1,162 @@
+//! Schema creation and forward migrations, keyed by `PRAGMA user_version`.
+//!
+//! Version 1 is the schema of the functional spec (memories, sessions,
+//! session_outcomes, memory_tags, tag_meta, memories_fts and the listed indexes)
+//! plus: scope columns, a real-world flag, forget bookkeeping, a term count for
+//! dedup length filtering, a decay anchor, and a key/value `robotmem_meta` table.
+//! A database with a newer version than [`SCHEMA_VERSION`] is refused, never
+//! touched.
+
+use rusqlite::{Connection, OptionalExtension};
+
+use crate::error::{Error, Result, Status};
+
+/// Schema version written by this build.
+pub const SCHEMA_VERSION: i32 = 1;
+
+/// `PRAGMA application_id` of robotmem databases ("RMEM").
+pub const APPLICATION_ID: i32 = 0x524D_454D;
+
+/// Migrations: entry `i` upgrades version `i` to `i + 1`.
+const MIGRATIONS: &[&str] = &[V1];
+
+const V1: &str = r#"
+CREATE TABLE memories (
+    id                  INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id          TEXT,
+    collection          TEXT NOT NULL,
+    type                TEXT NOT NULL CHECK (type IN ('fact', 'perception')),
+    content             TEXT NOT NULL,
+    human_summary       TEXT NOT NULL,
+    context             TEXT NOT NULL DEFAULT '{}',
+    perception_type     TEXT CHECK (perception_type IS NULL OR perception_type IN
+                            ('visual', 'tactile', 'auditory', 'proprioceptive', 'procedural')),
+    perception_data     BLOB,
+    perception_metadata TEXT,
+    category            TEXT NOT NULL,
+    confidence          REAL NOT NULL DEFAULT 0.9,
+    decay_rate          REAL NOT NULL DEFAULT 0.01,
+    status              TEXT NOT NULL DEFAULT 'active'
+                            CHECK (status IN ('active', 'superseded', 'invalidated')),
+    superseded_by       INTEGER,
+    content_hash        TEXT,
+    embedding           BLOB,
+    access_count        INTEGER NOT NULL DEFAULT 0,
+    return_count        INTEGER NOT NULL DEFAULT 0,
+    last_accessed       TEXT,
+    created_at          TEXT NOT NULL,
+    updated_at          TEXT NOT NULL,
+    scope_files         TEXT NOT NULL DEFAULT '[]',
+    scope_entities      TEXT NOT NULL DEFAULT '[]',
+    scope_modules       TEXT NOT NULL DEFAULT '[]',
+    is_real             INTEGER NOT NULL DEFAULT 0,
+    term_count          INTEGER NOT NULL DEFAULT 0,
+    decay_base          REAL,
+    invalidated_reason  TEXT,
+    invalidated_at      TEXT
+);
+CREATE INDEX idx_mem_collection ON memories(collection);
+CREATE INDEX idx_mem_status     ON memories(status);
+CREATE INDEX idx_mem_session    ON memories(session_id);
+CREATE INDEX idx_mem_type       ON memories(type);
+CREATE INDEX idx_mem_hash       ON memories(content_hash, collection) WHERE content_hash IS NOT NULL;
+CREATE INDEX idx_mem_no_embed   ON memories(collection) WHERE embedding IS NULL AND status = 'active';
+
+CREATE TABLE sessions (
+    id             INTEGER PRIMARY KEY AUTOINCREMENT,
+    external_id    TEXT NOT NULL UNIQUE,
+    collection     TEXT NOT NULL,
+    context        TEXT,
+    session_count  INTEGER NOT NULL DEFAULT 1,
+    status         TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'ended')),
+    client_type    TEXT NOT NULL DEFAULT 'c_api',
+    created_at     TEXT NOT NULL,
+    ended_at       TEXT
+);
+
+CREATE TABLE session_outcomes (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id  TEXT NOT NULL,
+    score       REAL,
+    created_at  TEXT NOT NULL
+);
+CREATE INDEX idx_outcomes_session ON session_outcomes(session_id);
+
+CREATE TABLE memory_tags (
+    memory_id  INTEGER NOT NULL,
+    tag        TEXT NOT NULL,
+    source     TEXT NOT NULL DEFAULT 'auto' CHECK (source IN ('auto', 'user')),
+    PRIMARY KEY (memory_id, tag)
+) WITHOUT ROWID;
+CREATE INDEX idx_memory_tags_tag ON memory_tags(tag);
+
+CREATE TABLE tag_meta (
+    tag           TEXT PRIMARY KEY,
+    parent        TEXT,
+    display_name  TEXT
+);
+
+CREATE TABLE robotmem_meta (
+    key    TEXT PRIMARY KEY,
+    value  TEXT NOT NULL
+);
+
+CREATE VIRTUAL TABLE memories_fts USING fts5(
+    content, human_summary, scope_files, scope_entities,
+    content = '', contentless_delete = 1,
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+"#;
+
+/// Brings the database at `conn` to [`SCHEMA_VERSION`]. Must run inside a write
+/// transaction (BEGIN IMMEDIATE) so concurrent openers serialise.
+pub fn migrate(conn: &Connection) -> Result<()> {
+    let version = user_version(conn)?;
+    check_openable(conn, version)?;
+    if version == 0 {
+        conn.execute_batch(&format!("PRAGMA application_id = {APPLICATION_ID};"))?;
+    }
+    for (v, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        conn.execute_batch(sql)?;
+        conn.execute_batch(&format!("PRAGMA user_version = {};", v + 1))?;
+    }
+    Ok(())
+}
+
+/// Read-only checks that a file at schema `version` may be opened (and migrated):
+/// not from a newer robotmem, not another application's database.
+pub fn check_openable(conn: &Connection, version: i32) -> Result<()> {
+    if version > SCHEMA_VERSION {
+        return Err(Error::new(
+            Status::SchemaTooNew,
+            format!(
+                "database schema version {version} is newer than this robotmem supports \
+                 ({SCHEMA_VERSION}); upgrade robotmem (the file was not modified)"
+            ),
+        ));
+    }
+    if version == 0 {
+        ensure_foreign_database_untouched(conn)?;
+    }
+    Ok(())
+}
+
+pub fn user_version(conn: &Connection) -> Result<i32> {
+    Ok(conn.query_row("PRAGMA user_version", [], |r| r.get(0))?)
+}
+
+/// Refuses a version-0 SQLite file that already holds another application's tables.
+fn ensure_foreign_database_untouched(conn: &Connection) -> Result<()> {
+    let app_id: i32 = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
+    let foreign_table: Option<String> = conn
+        .query_row("SELECT name FROM sqlite_schema WHERE type = 'table' LIMIT 1", [], |r| r.get(0))
+        .optional()?;
+    if (app_id != 0 && app_id != APPLICATION_ID) || foreign_table.is_some() {
+        return Err(Error::new(
+            Status::Corrupt,
+            "file is an SQLite database of another application, not a robotmem database \
+             (the file was not modified)",
+        ));
+    }
+    Ok(())
+}

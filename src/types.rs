@@ -1,0 +1,314 @@
+//! Public request and result types of the Rust API (the C ABI mirrors them).
+
+use crate::error::{Error, Result};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemoryKind {
+    Fact,
+    Perception,
+}
+
+impl MemoryKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MemoryKind::Fact => "fact",
+            MemoryKind::Perception => "perception",
+        }
+    }
+    pub fn parse(s: &str) -> Result<Self> {
+        match s {
+            "fact" => Ok(MemoryKind::Fact),
+            "perception" => Ok(MemoryKind::Perception),
+            _ => Err(Error::internal(format!("unknown memory type {s:?} in database"))),
+        }
+    }
+}
+
+/// The five perception types of the spec.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PerceptionType {
+    #[default]
+    Visual,
+    Tactile,
+    Auditory,
+    Proprioceptive,
+    Procedural,
+}
+
+impl PerceptionType {
+    pub const ALL: [PerceptionType; 5] = [
+        PerceptionType::Visual,
+        PerceptionType::Tactile,
+        PerceptionType::Auditory,
+        PerceptionType::Proprioceptive,
+        PerceptionType::Procedural,
+    ];
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PerceptionType::Visual => "visual",
+            PerceptionType::Tactile => "tactile",
+            PerceptionType::Auditory => "auditory",
+            PerceptionType::Proprioceptive => "proprioceptive",
+            PerceptionType::Procedural => "procedural",
+        }
+    }
+    pub fn parse(s: &str) -> Result<Self> {
+        Self::ALL.into_iter().find(|t| t.as_str() == s).ok_or_else(|| {
+            Error::invalid(format!(
+                "perception_type {s:?} is not one of visual, tactile, auditory, proprioceptive, procedural"
+            ))
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemoryStatus {
+    Active,
+    Superseded,
+    Invalidated,
+}
+
+impl MemoryStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MemoryStatus::Active => "active",
+            MemoryStatus::Superseded => "superseded",
+            MemoryStatus::Invalidated => "invalidated",
+        }
+    }
+    pub fn parse(s: &str) -> Result<Self> {
+        match s {
+            "active" => Ok(MemoryStatus::Active),
+            "superseded" => Ok(MemoryStatus::Superseded),
+            "invalidated" => Ok(MemoryStatus::Invalidated),
+            _ => Err(Error::internal(format!("unknown memory status {s:?} in database"))),
+        }
+    }
+}
+
+/// One stored memory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Memory {
+    pub id: i64,
+    pub collection: String,
+    pub session_id: Option<String>,
+    pub kind: MemoryKind,
+    pub content: String,
+    pub human_summary: String,
+    pub category: String,
+    pub confidence: f64,
+    pub decay_rate: f64,
+    pub status: MemoryStatus,
+    pub superseded_by: Option<i64>,
+    /// Context JSON object (always an object; at least `{"source": …}`).
+    pub context: String,
+    pub perception_type: Option<PerceptionType>,
+    pub perception_data: Option<Vec<u8>>,
+    pub perception_metadata: Option<String>,
+    pub access_count: i64,
+    pub return_count: i64,
+    pub last_accessed: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+/// How a duplicate was recognised.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DupMethod {
+    /// Same content hash (same text, or same perception description + data + metadata).
+    Exact,
+    /// Word-set Jaccard similarity above 0.70 with the same numbers.
+    Jaccard,
+    /// Embedding cosine similarity above 0.85 (when an embedder is loaded).
+    Cosine,
+}
+
+impl DupMethod {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DupMethod::Exact => "exact",
+            DupMethod::Jaccard => "jaccard",
+            DupMethod::Cosine => "cosine",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Duplicate {
+    pub existing_id: i64,
+    pub method: DupMethod,
+    pub similarity: f64,
+}
+
+/// Parameters of [`crate::Db::learn`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LearnRequest<'a> {
+    /// Experience text, 1–300 characters after trimming.
+    pub insight: &'a str,
+    /// Context: a JSON object (params/spatial/robot/task/env …) or free text, ≤ 64 KiB.
+    pub context: Option<&'a str>,
+    pub collection: Option<&'a str>,
+    pub session_id: Option<&'a str>,
+}
+
+/// What [`crate::Db::learn`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LearnOutcome {
+    /// The new memory's id, or the existing memory's id for a duplicate.
+    pub memory_id: i64,
+    /// `Some` when nothing was stored because an equivalent memory exists.
+    pub duplicate: Option<Duplicate>,
+    pub category: String,
+    pub confidence: f64,
+    pub tags: Vec<String>,
+    pub scope_files: Vec<String>,
+}
+
+/// Parameters of [`crate::Db::save_perception`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PerceptionRequest<'a> {
+    /// 5–300 characters after trimming.
+    pub description: &'a str,
+    pub perception_type: PerceptionType,
+    /// Raw sensor data (JSON text or binary), ≤ [`crate::limits::MAX_PERCEPTION_DATA`] bytes.
+    pub data: Option<&'a [u8]>,
+    /// JSON metadata (format, units, rate), ≤ 64 KiB.
+    pub metadata: Option<&'a str>,
+    /// Optional context JSON object, as for learn.
+    pub context: Option<&'a str>,
+    pub collection: Option<&'a str>,
+    pub session_id: Option<&'a str>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PerceptionOutcome {
+    pub memory_id: i64,
+    pub duplicate: Option<Duplicate>,
+    pub perception_type: PerceptionType,
+    pub collection: String,
+    pub has_embedding: bool,
+}
+
+/// Parameters of [`crate::Db::recall`].
+#[derive(Debug, Clone, Copy)]
+pub struct RecallRequest<'a> {
+    /// Natural-language query. A query with no searchable word (e.g. `"*"`) lists
+    /// the newest memories that pass the filters (mode `Scan`).
+    pub query: &'a str,
+    pub collection: Option<&'a str>,
+    /// Number of results, clamped to 1–100. Default 5.
+    pub n: i64,
+    /// 0–1. Default 0.3.
+    pub min_confidence: f64,
+    /// Only memories of this session (episode replay).
+    pub session_id: Option<&'a str>,
+    /// JSON object of dot-path conditions (≤ 10), e.g. `{"task.success": true}`.
+    pub context_filter: Option<&'a str>,
+    /// JSON `{"field": "spatial.pos", "target": [x, y, z], "max_distance": d}`.
+    pub spatial_sort: Option<&'a str>,
+}
+
+impl Default for RecallRequest<'_> {
+    fn default() -> Self {
+        RecallRequest {
+            query: "",
+            collection: None,
+            n: 5,
+            min_confidence: 0.3,
+            session_id: None,
+            context_filter: None,
+            spatial_sort: None,
+        }
+    }
+}
+
+/// Which retrieval lists produced the ranking.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SearchMode {
+    Hybrid,
+    Bm25Only,
+    VecOnly,
+    /// The query had no searchable word: newest memories passing the filters.
+    Scan,
+}
+
+impl SearchMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SearchMode::Hybrid => "hybrid",
+            SearchMode::Bm25Only => "bm25_only",
+            SearchMode::VecOnly => "vec_only",
+            SearchMode::Scan => "scan",
+        }
+    }
+}
+
+/// One recall result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    pub memory: Memory,
+    /// Fused score normalised so the best hit is 1.0.
+    pub score: f64,
+    /// Euclidean distance to the spatial_sort target, when one was given.
+    pub distance: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecallResult {
+    pub hits: Vec<Hit>,
+    pub mode: SearchMode,
+    pub query_ms: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForgetOutcome {
+    pub memory_id: i64,
+    pub content: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpdateOutcome {
+    pub memory_id: i64,
+    pub old_content: String,
+    pub new_content: String,
+    pub category: String,
+    pub confidence: f64,
+    pub tags: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionStarted {
+    pub session_id: String,
+    pub collection: String,
+    pub active_memories_count: i64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SessionSummary {
+    pub memory_count: i64,
+    /// (type, count), sorted by type.
+    pub by_type: Vec<(String, i64)>,
+    /// (category, count), sorted by category.
+    pub by_category: Vec<(String, i64)>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Consolidation {
+    pub merged_groups: i64,
+    pub superseded_count: i64,
+    pub compression_ratio: f64,
+    pub avg_similarity: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionEnded {
+    pub session_id: String,
+    pub collection: String,
+    pub outcome_score: Option<f64>,
+    pub summary: SessionSummary,
+    pub decayed_count: i64,
+    pub consolidated: Consolidation,
+    /// Related memories from other sessions (proactive recall), best first.
+    pub related: Vec<Hit>,
+}
