@@ -16,6 +16,7 @@ pub mod error;
 pub mod ffi;
 pub mod limits;
 pub mod options;
+pub mod render;
 pub mod search;
 pub mod session;
 pub mod store;

@@ -1,0 +1,192 @@
+//! JSON renderings of results, shaped like the spec's API reference. Used for
+//! logging and bridging (the C ABI's `rm_*_json` functions, ROS string fields).
+
+use serde_json::{json, Map, Value};
+
+use crate::types::*;
+
+/// The context fields the spec lifts to the top level of a recalled memory.
+pub const LIFTED_FIELDS: [&str; 4] = ["params", "spatial", "robot", "task"];
+
+/// Parses a stored context (always an object; anything else gives an empty map).
+pub fn context_map(context: &str) -> Map<String, Value> {
+    match serde_json::from_str(context) {
+        Ok(Value::Object(m)) => m,
+        _ => Map::new(),
+    }
+}
+
+pub fn memory(m: &Memory) -> Value {
+    let ctx = context_map(&m.context);
+    let mut v = json!({
+        "id": m.id,
+        "collection": m.collection,
+        "session_id": m.session_id,
+        "type": m.kind.as_str(),
+        "content": m.content,
+        "human_summary": m.human_summary,
+        "category": m.category,
+        "confidence": m.confidence,
+        "status": m.status.as_str(),
+        "superseded_by": m.superseded_by,
+        "context": m.context,
+        "perception_type": m.perception_type.map(PerceptionType::as_str),
+        "perception_metadata": m.perception_metadata,
+        "access_count": m.access_count,
+        "last_accessed": m.last_accessed,
+        "created_at": m.created_at,
+        "updated_at": m.updated_at,
+    });
+    let obj = v.as_object_mut().expect("object literal");
+    if let Some(data) = &m.perception_data {
+        obj.insert("perception_data".into(), perception_data(data));
+    }
+    for key in LIFTED_FIELDS {
+        if let Some(x) = ctx.get(key) {
+            obj.insert(key.into(), x.clone());
+        }
+    }
+    v
+}
+
+/// Perception data: the JSON value when the bytes are JSON, a string when they
+/// are other UTF-8 text, else `{"base64": "…"}`.
+fn perception_data(data: &[u8]) -> Value {
+    match std::str::from_utf8(data) {
+        Ok(s) => serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.to_string())),
+        Err(_) => json!({ "base64": base64(data) }),
+    }
+}
+
+/// Standard base64 with padding (RFC 4648).
+pub fn base64(data: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
+    for chunk in data.chunks(3) {
+        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let n = (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32;
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+pub fn hit(h: &Hit) -> Value {
+    let mut v = memory(&h.memory);
+    let obj = v.as_object_mut().expect("object");
+    obj.insert("_rrf_score".into(), json!(h.score));
+    if let Some(d) = h.distance {
+        obj.insert("_distance".into(), if d.is_finite() { json!(d) } else { Value::Null });
+    }
+    v
+}
+
+pub fn recall(r: &RecallResult) -> Value {
+    json!({
+        "memories": r.hits.iter().map(hit).collect::<Vec<_>>(),
+        "total": r.hits.len(),
+        "mode": r.mode.as_str(),
+        "query_ms": r.query_ms,
+    })
+}
+
+fn duplicate(memory_id: i64, d: &Duplicate) -> Value {
+    json!({
+        "status": "duplicate",
+        "method": d.method.as_str(),
+        "existing_id": memory_id,
+        "similarity": d.similarity,
+    })
+}
+
+pub fn learn(o: &LearnOutcome) -> Value {
+    match &o.duplicate {
+        Some(d) => duplicate(o.memory_id, d),
+        None => json!({
+            "status": "created",
+            "memory_id": o.memory_id,
+            "auto_inferred": {
+                "category": o.category,
+                "confidence": o.confidence,
+                "tags": o.tags,
+                "scope_files": o.scope_files,
+            },
+        }),
+    }
+}
+
+pub fn perception(o: &PerceptionOutcome) -> Value {
+    match &o.duplicate {
+        Some(d) => duplicate(o.memory_id, d),
+        None => json!({
+            "status": "created",
+            "memory_id": o.memory_id,
+            "perception_type": o.perception_type.as_str(),
+            "collection": o.collection,
+            "has_embedding": o.has_embedding,
+        }),
+    }
+}
+
+pub fn forget(o: &ForgetOutcome) -> Value {
+    json!({ "status": "forgotten", "memory_id": o.memory_id, "content": o.content, "reason": o.reason })
+}
+
+pub fn update(o: &UpdateOutcome) -> Value {
+    json!({
+        "status": "updated",
+        "memory_id": o.memory_id,
+        "old_content": o.old_content,
+        "new_content": o.new_content,
+        "auto_inferred": { "category": o.category, "confidence": o.confidence, "tags": o.tags },
+    })
+}
+
+pub fn session_started(s: &SessionStarted) -> Value {
+    json!({
+        "session_id": s.session_id,
+        "collection": s.collection,
+        "active_memories_count": s.active_memories_count,
+    })
+}
+
+fn counts(c: &[(String, i64)]) -> Value {
+    Value::Object(c.iter().map(|(k, n)| (k.clone(), json!(n))).collect())
+}
+
+pub fn session_ended(s: &SessionEnded) -> Value {
+    json!({
+        "status": "ended",
+        "session_id": s.session_id,
+        "collection": s.collection,
+        "outcome_score": s.outcome_score,
+        "summary": {
+            "memory_count": s.summary.memory_count,
+            "by_type": counts(&s.summary.by_type),
+            "by_category": counts(&s.summary.by_category),
+        },
+        "decayed_count": s.decayed_count,
+        "consolidated": {
+            "merged_groups": s.consolidated.merged_groups,
+            "superseded_count": s.consolidated.superseded_count,
+            "compression_ratio": s.consolidated.compression_ratio,
+            "avg_similarity": s.consolidated.avg_similarity,
+        },
+        "related_memories": s.related.iter().map(hit).collect::<Vec<_>>(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn base64_rfc4648_vectors() {
+        for (i, o) in [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foobar", "Zm9vYmFy")] {
+            assert_eq!(super::base64(i.as_bytes()), o);
+        }
+    }
+}
