@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use parking_lot::Mutex;
 use rusqlite::{params, Connection};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::classify;
 use crate::dedup::{self, Terms};
@@ -37,9 +37,6 @@ pub fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
-fn is_real(ctx: &Map<String, Value>) -> bool {
-    ctx.get("env").and_then(|e| e.get("sim_or_real")).and_then(Value::as_str) == Some("real")
-}
 
 impl Db {
     /// Opens (creating if needed) the database described by `opts`.
@@ -141,7 +138,7 @@ impl Db {
                     decay_rate: self.opts.decay_rate,
                     content_hash: &hash,
                     scope: &cls.scope,
-                    is_real: is_real(&ctx),
+                    is_real: search::is_real_world(&ctx),
                     term_count: terms.count(),
                     now: &now(),
                 },
@@ -217,7 +214,7 @@ impl Db {
                     decay_rate: self.opts.decay_rate,
                     content_hash: &hash,
                     scope: &cls.scope,
-                    is_real: is_real(&ctx),
+                    is_real: search::is_real_world(&ctx),
                     term_count: terms.count(),
                     now: &now(),
                 },
@@ -377,7 +374,7 @@ impl Db {
                 cls.confidence,
                 hash,
                 serde_json::to_string(&ctx)?,
-                is_real(&ctx),
+                search::is_real_world(&ctx),
                 Terms::of(content).count(),
                 serde_json::to_string(&cls.scope.files)?,
                 serde_json::to_string(&cls.scope.entities)?,

@@ -34,6 +34,7 @@ pub fn required_text<'a>(field: &str, value: &'a str, min: usize, max: usize) ->
     if t.is_empty() {
         return Err(Error::invalid(format!("{field} must not be empty or blank")));
     }
+    reject_nul(field, t)?;
     let n = t.chars().count();
     if n < min {
         return Err(Error::invalid(format!(
@@ -46,6 +47,14 @@ pub fn required_text<'a>(field: &str, value: &'a str, min: usize, max: usize) ->
         )));
     }
     Ok(t)
+}
+
+/// Text stored in the database never holds NUL (C strings could not carry it back).
+fn reject_nul(field: &str, v: &str) -> Result<()> {
+    if v.contains('\0') {
+        return Err(Error::invalid(format!("{field} contains a NUL character")));
+    }
+    Ok(())
 }
 
 /// Collection name: blank or absent → `default`; trimmed; at most 128 characters.
@@ -101,6 +110,7 @@ pub fn context(field: &str, value: Option<&str>) -> Result<String> {
         )));
     }
     let t = v.trim();
+    reject_nul(field, t)?;
     if t.starts_with('{') || t.starts_with('[') {
         serde_json::from_str::<Value>(t)
             .map_err(|e| Error::invalid(format!("{field} looks like JSON but does not parse: {e}")))?;

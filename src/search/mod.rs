@@ -55,6 +55,28 @@ pub fn rrf(k: f64, rank: usize) -> f64 {
     1.0 / (k + rank as f64 + 1.0)
 }
 
+/// Reciprocal Rank Fusion of ranked id lists: `score(d) = Σ 1/(k + rank_i(d) + 1)`,
+/// best first (ties: first seen first).
+pub fn rrf_merge(lists: &[&[i64]], k: f64) -> Vec<(i64, f64)> {
+    let mut scores: Vec<(i64, f64)> = Vec::new();
+    for list in lists {
+        for (rank, id) in list.iter().enumerate() {
+            match scores.iter_mut().find(|(x, _)| x == id) {
+                Some((_, s)) => *s += rrf(k, rank),
+                None => scores.push((*id, rrf(k, rank))),
+            }
+        }
+    }
+    scores.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(Ordering::Equal));
+    scores
+}
+
+/// Whether a context says the memory comes from the real world
+/// (`env.sim_or_real == "real"`), which earns [`REAL_WORLD_BOOST`].
+pub fn is_real_world(ctx: &serde_json::Map<String, Value>) -> bool {
+    ctx.get("env").and_then(|e| e.get("sim_or_real")).and_then(Value::as_str) == Some("real")
+}
+
 /// Runs the plan; results best first, scores normalised to a maximum of 1.0.
 pub fn run(conn: &Connection, plan: &Plan) -> Result<(Vec<Ranked>, SearchMode)> {
     let (sql, args, mode) = candidate_query(plan);
