@@ -65,7 +65,12 @@ impl Store {
             durability: opts.durability,
         };
         if version < schema::SCHEMA_VERSION {
-            store.write(|tx| schema::migrate(tx))?;
+            store.write(|tx| {
+                schema::migrate(tx)?;
+                schema::sync_tag_meta(tx)
+            })?;
+        } else if !store.read(schema::tag_meta_in_sync)? {
+            store.write(schema::sync_tag_meta)?;
         }
         Ok(store)
     }

@@ -141,6 +141,23 @@ pub fn check_openable(conn: &Connection, version: i32) -> Result<()> {
     Ok(())
 }
 
+/// Whether `tag_meta` holds exactly the tag tree of this build.
+pub fn tag_meta_in_sync(conn: &Connection) -> Result<bool> {
+    let n: i64 = conn.query_row("SELECT count(*) FROM tag_meta", [], |r| r.get(0))?;
+    Ok(n == crate::classify::TAG_TREE.len() as i64)
+}
+
+/// Replaces `tag_meta` with the tag tree (tag, parent, display name). Runs in a
+/// write transaction.
+pub fn sync_tag_meta(conn: &Connection) -> Result<()> {
+    conn.execute("DELETE FROM tag_meta", [])?;
+    let mut st = conn.prepare("INSERT INTO tag_meta (tag, parent, display_name) VALUES (?1, ?2, ?3)")?;
+    for (tag, parent, name) in crate::classify::TAG_TREE {
+        st.execute(rusqlite::params![tag, parent, name])?;
+    }
+    Ok(())
+}
+
 pub fn user_version(conn: &Connection) -> Result<i32> {
     Ok(conn.query_row("PRAGMA user_version", [], |r| r.get(0))?)
 }

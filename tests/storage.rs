@@ -1,0 +1,157 @@
+//! Opening files: precise failures that never modify the file, permissions,
+//! several handles on one file, one handle shared by threads.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use robotmem::*;
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("rm-storage-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn open_err(path: &Path) -> Error {
+    match Db::open(OpenOptions::path(path)) {
+        Ok(_) => panic!("{} should not open", path.display()),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn non_sqlite_file_is_refused_and_untouched() {
+    let d = temp_dir("garbage");
+    let p = d.join("notes.txt");
+    let content = b"these are not the bytes of a database\n".repeat(200);
+    std::fs::write(&p, &content).unwrap();
+    let e = open_err(&p);
+    assert_eq!(e.status, Status::Corrupt, "{e}");
+    assert_eq!(std::fs::read(&p).unwrap(), content);
+    assert!(!d.join("notes.txt-wal").exists());
+}
+
+#[test]
+fn foreign_sqlite_database_is_refused_and_untouched() {
+    let d = temp_dir("foreign");
+    let p = d.join("other.db");
+    {
+        let c = rusqlite::Connection::open(&p).unwrap();
+        c.execute_batch("CREATE TABLE orders (id INTEGER PRIMARY KEY); INSERT INTO orders VALUES (1);").unwrap();
+    }
+    let before = std::fs::read(&p).unwrap();
+    let e = open_err(&p);
+    assert_eq!(e.status, Status::Corrupt);
+    assert!(e.message.contains("another application"), "{e}");
+    assert_eq!(std::fs::read(&p).unwrap(), before);
+}
+
+#[test]
+fn newer_schema_is_refused_and_untouched() {
+    let d = temp_dir("newer");
+    let p = d.join("m.db");
+    drop(Db::open(OpenOptions::path(&p)).unwrap());
+    {
+        let c = rusqlite::Connection::open(&p).unwrap();
+        c.execute_batch("PRAGMA user_version = 99;").unwrap();
+    }
+    let before = std::fs::read(&p).unwrap();
+    let e = open_err(&p);
+    assert_eq!(e.status, Status::SchemaTooNew, "{e}");
+    assert!(e.message.contains("99"));
+    assert_eq!(std::fs::read(&p).unwrap(), before);
+}
+
+#[test]
+fn missing_directory_is_an_io_error() {
+    let e = open_err(Path::new("/nonexistent-dir-robotmem/x.db"));
+    assert_eq!(e.status, Status::Io, "{e}");
+    let e = open_err(&std::env::temp_dir());
+    assert_eq!(e.status, Status::InvalidArgument, "{e}");
+}
+
+#[test]
+fn default_location_is_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = temp_dir("home");
+    // Only this test uses the default location, so changing HOME is safe here.
+    std::env::set_var("HOME", &home);
+    let db = Db::open(OpenOptions::default()).unwrap();
+    db.learn(&LearnRequest { insight: "default location works", ..Default::default() }).unwrap();
+    let dir = home.join(".robotmem");
+    assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700);
+    let file = dir.join("memory.db");
+    assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
+    drop(db);
+    assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
+}
+
+#[test]
+fn schema_has_the_spec_tables_and_version() {
+    let d = temp_dir("schema");
+    let p = d.join("m.db");
+    drop(Db::open(OpenOptions::path(&p)).unwrap());
+    let c = rusqlite::Connection::open(&p).unwrap();
+    let v: i32 = c.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+    assert_eq!(v, robotmem::store::schema::SCHEMA_VERSION);
+    let mode: String = c.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+    assert_eq!(mode, "wal");
+    for t in ["memories", "sessions", "session_outcomes", "memory_tags", "tag_meta", "memories_fts"] {
+        let n: i64 = c.query_row("SELECT count(*) FROM sqlite_schema WHERE name = ?1", [t], |r| r.get(0)).unwrap();
+        assert_eq!(n, 1, "table {t}");
+    }
+    let tags: i64 = c.query_row("SELECT count(*) FROM tag_meta WHERE parent IS NULL", [], |r| r.get(0)).unwrap();
+    assert_eq!(tags, 9, "the 9 root dimensions of the tag tree are synced into tag_meta");
+    let plan: String = c
+        .query_row(
+            "EXPLAIN QUERY PLAN SELECT id FROM memories WHERE content_hash = 'x' AND collection = 'c' AND status = 'active'",
+            [],
+            |r| r.get(3),
+        )
+        .unwrap();
+    assert!(plan.contains("idx_mem_hash"), "exact-duplicate check must use the hash index: {plan}");
+}
+
+#[test]
+fn two_handles_on_one_file_see_each_other() {
+    let d = temp_dir("two");
+    let p = d.join("m.db");
+    let a = Db::open(OpenOptions::path(&p)).unwrap();
+    let b = Db::open(OpenOptions::path(&p)).unwrap();
+    let x = a.learn(&LearnRequest { insight: "handle a learned the dock is at bay 3", ..Default::default() }).unwrap();
+    let r = b.recall(&RecallRequest { query: "dock bay", ..Default::default() }).unwrap();
+    assert_eq!(r.hits[0].memory.id, x.memory_id);
+    let y = b.learn(&LearnRequest { insight: "handle a learned the dock is at bay 3", ..Default::default() }).unwrap();
+    assert_eq!(y.duplicate.map(|d| d.existing_id), Some(x.memory_id));
+}
+
+#[test]
+fn one_handle_shared_by_threads() {
+    let d = temp_dir("threads");
+    let db = Arc::new(Db::open(OpenOptions::path(d.join("m.db"))).unwrap());
+    let handles: Vec<_> = (0..8)
+        .map(|t| {
+            let db = Arc::clone(&db);
+            std::thread::spawn(move || {
+                let mut ids = Vec::new();
+                for i in 0..40 {
+                    let text = format!("thread {t} stored waypoint {i} at x={}.5", t * 100 + i);
+                    let o = db.learn(&LearnRequest { insight: &text, ..Default::default() }).unwrap();
+                    assert!(o.duplicate.is_none(), "{text}");
+                    ids.push(o.memory_id);
+                    db.recall(&RecallRequest { query: "waypoint stored", ..Default::default() }).unwrap();
+                }
+                ids
+            })
+        })
+        .collect();
+    let ids: Vec<i64> = handles.into_iter().flat_map(|h| h.join().unwrap()).collect();
+    assert_eq!(ids.len(), 320);
+    for id in ids {
+        db.get(id).unwrap();
+    }
+    let r = db.recall(&RecallRequest { query: "*", n: 100, ..Default::default() }).unwrap();
+    assert_eq!(r.mode, SearchMode::Scan);
+    assert_eq!(r.hits.len(), 100);
+}
