@@ -14,7 +14,7 @@ fn learn_ctx(db: &Db, text: &str, ctx: &str) -> LearnOutcome {
     db.learn(&LearnRequest { insight: text, context: Some(ctx), ..Default::default() }).unwrap()
 }
 
-fn recall<'a>(db: &Db, q: &'a str) -> RecallResult {
+fn recall(db: &Db, q: &str) -> RecallResult {
     db.recall(&RecallRequest { query: q, ..Default::default() }).unwrap()
 }
 

@@ -9,6 +9,9 @@
 //!   while another thread is inside a call stays alive until that call returns.
 
 #![allow(non_camel_case_types)]
+// The safety contract of every entry point is the header's: pointers are NULL or valid
+// for the call, strings NUL-terminated. Each function checks what it can (NULL, UTF-8).
+#![allow(clippy::missing_safety_doc)]
 
 mod ops;
 mod results;
@@ -253,7 +256,7 @@ pub struct rm_open_options {
 ///
 /// Errors: RM_INVALID_ARGUMENT if `opts` is NULL. Thread-safe.
 #[no_mangle]
-pub extern "C" fn rm_open_options_init(opts: *mut rm_open_options) -> rm_status {
+pub unsafe extern "C" fn rm_open_options_init(opts: *mut rm_open_options) -> rm_status {
     guard(|| {
         out_ptr(opts, "opts")?;
         let d = OpenOptions::default();

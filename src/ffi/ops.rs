@@ -32,7 +32,7 @@ pub struct rm_learn_options {
 ///
 /// Errors: RM_INVALID_ARGUMENT if `opts` is NULL.
 #[no_mangle]
-pub extern "C" fn rm_learn_options_init(opts: *mut rm_learn_options) -> rm_status {
+pub unsafe extern "C" fn rm_learn_options_init(opts: *mut rm_learn_options) -> rm_status {
     guard(|| {
         out_ptr(opts, "opts")?;
         let d = rm_learn_options { context: std::ptr::null(), collection: std::ptr::null(), session_id: std::ptr::null() };
@@ -100,7 +100,7 @@ pub struct rm_recall_options {
 ///
 /// Errors: RM_INVALID_ARGUMENT if `opts` is NULL.
 #[no_mangle]
-pub extern "C" fn rm_recall_options_init(opts: *mut rm_recall_options) -> rm_status {
+pub unsafe extern "C" fn rm_recall_options_init(opts: *mut rm_recall_options) -> rm_status {
     guard(|| {
         out_ptr(opts, "opts")?;
         let d = RecallRequest::default();
@@ -177,7 +177,7 @@ pub struct rm_perception_options {
 ///
 /// Errors: RM_INVALID_ARGUMENT if `opts` is NULL.
 #[no_mangle]
-pub extern "C" fn rm_perception_options_init(opts: *mut rm_perception_options) -> rm_status {
+pub unsafe extern "C" fn rm_perception_options_init(opts: *mut rm_perception_options) -> rm_status {
     guard(|| {
         out_ptr(opts, "opts")?;
         let v = rm_perception_options {
