@@ -155,3 +155,24 @@ fn one_handle_shared_by_threads() {
     assert_eq!(r.mode, SearchMode::Scan);
     assert_eq!(r.hits.len(), 100);
 }
+
+#[test]
+fn concurrent_first_opens_of_a_new_file_all_succeed() {
+    for round in 0..5 {
+        let d = temp_dir(&format!("race{round}"));
+        let p = d.join("m.db");
+        let barrier = Arc::new(std::sync::Barrier::new(6));
+        let handles: Vec<_> = (0..6)
+            .map(|_| {
+                let (p, b) = (p.clone(), Arc::clone(&barrier));
+                std::thread::spawn(move || {
+                    b.wait();
+                    Db::open(OpenOptions::path(&p)).map(drop)
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap().unwrap();
+        }
+    }
+}

@@ -49,8 +49,9 @@ impl Store {
         };
         configure(&writer, busy_timeout, opts.durability)?;
         // Reading the header first: a non-SQLite file fails here, before anything is written.
-        let version = schema::user_version(&writer)?;
-        schema::check_openable(&writer, version)?;
+        let header = schema::header(&writer)?;
+        schema::check_openable(&header)?;
+        let version = header.user_version;
         if path.is_some() {
             let mode: String = writer.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
             if !mode.eq_ignore_ascii_case("wal") {

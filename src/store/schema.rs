@@ -7,7 +7,7 @@
 //! A database with a newer version than [`SCHEMA_VERSION`] is refused, never
 //! touched.
 
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::Connection;
 
 use crate::error::{Error, Result, Status};
 
@@ -111,8 +111,9 @@ CREATE VIRTUAL TABLE memories_fts USING fts5(
 /// Brings the database at `conn` to [`SCHEMA_VERSION`]. Must run inside a write
 /// transaction (BEGIN IMMEDIATE) so concurrent openers serialise.
 pub fn migrate(conn: &Connection) -> Result<()> {
-    let version = user_version(conn)?;
-    check_openable(conn, version)?;
+    let h = header(conn)?;
+    check_openable(&h)?;
+    let version = h.user_version;
     if version == 0 {
         conn.execute_batch(&format!("PRAGMA application_id = {APPLICATION_ID};"))?;
     }
@@ -123,20 +124,44 @@ pub fn migrate(conn: &Connection) -> Result<()> {
     Ok(())
 }
 
-/// Read-only checks that a file at schema `version` may be opened (and migrated):
-/// not from a newer robotmem, not another application's database.
-pub fn check_openable(conn: &Connection, version: i32) -> Result<()> {
-    if version > SCHEMA_VERSION {
+/// What an opener needs to know about a file, read in one statement (one
+/// snapshot, so a concurrent first-time migration is seen whole or not at all).
+pub struct Header {
+    pub user_version: i32,
+    pub application_id: i32,
+    pub tables: i64,
+}
+
+pub fn header(conn: &Connection) -> Result<Header> {
+    Ok(conn.query_row(
+        "SELECT (SELECT user_version FROM pragma_user_version()),
+                (SELECT application_id FROM pragma_application_id()),
+                (SELECT count(*) FROM sqlite_schema WHERE type = 'table')",
+        [],
+        |r| Ok(Header { user_version: r.get(0)?, application_id: r.get(1)?, tables: r.get(2)? }),
+    )?)
+}
+
+/// Read-only checks that a file may be opened (and migrated): not from a newer
+/// robotmem, not another application's database.
+pub fn check_openable(h: &Header) -> Result<()> {
+    if h.user_version > SCHEMA_VERSION {
         return Err(Error::new(
             Status::SchemaTooNew,
             format!(
-                "database schema version {version} is newer than this robotmem supports \
-                 ({SCHEMA_VERSION}); upgrade robotmem (the file was not modified)"
+                "database schema version {} is newer than this robotmem supports \
+                 ({SCHEMA_VERSION}); upgrade robotmem (the file was not modified)",
+                h.user_version
             ),
         ));
     }
-    if version == 0 {
-        ensure_foreign_database_untouched(conn)?;
+    let ours = h.application_id == APPLICATION_ID;
+    if !ours && (h.application_id != 0 || h.tables > 0) {
+        return Err(Error::new(
+            Status::Corrupt,
+            "file is an SQLite database of another application, not a robotmem database \
+             (the file was not modified)",
+        ));
     }
     Ok(())
 }
@@ -158,22 +183,3 @@ pub fn sync_tag_meta(conn: &Connection) -> Result<()> {
     Ok(())
 }
 
-pub fn user_version(conn: &Connection) -> Result<i32> {
-    Ok(conn.query_row("PRAGMA user_version", [], |r| r.get(0))?)
-}
-
-/// Refuses a version-0 SQLite file that already holds another application's tables.
-fn ensure_foreign_database_untouched(conn: &Connection) -> Result<()> {
-    let app_id: i32 = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
-    let foreign_table: Option<String> = conn
-        .query_row("SELECT name FROM sqlite_schema WHERE type = 'table' LIMIT 1", [], |r| r.get(0))
-        .optional()?;
-    if (app_id != 0 && app_id != APPLICATION_ID) || foreign_table.is_some() {
-        return Err(Error::new(
-            Status::Corrupt,
-            "file is an SQLite database of another application, not a robotmem database \
-             (the file was not modified)",
-        ));
-    }
-    Ok(())
-}
