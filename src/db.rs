@@ -40,7 +40,8 @@ pub fn now() -> String {
 
 impl Db {
     /// Opens (creating if needed) the database described by `opts`.
-    pub fn open(opts: OpenOptions) -> Result<Db> {
+    pub fn open(mut opts: OpenOptions) -> Result<Db> {
+        opts.default_collection = opts.default_collection.trim().to_string();
         if !(opts.rrf_k.is_finite() && opts.rrf_k >= 0.0) {
             return Err(Error::invalid("rrf_k must be a finite number >= 0"));
         }
@@ -48,6 +49,7 @@ impl Db {
         if opts.default_collection.trim().is_empty() {
             return Err(Error::invalid("default_collection must not be blank"));
         }
+        limits::collection(Some(&opts.default_collection), "").map_err(|e| Error::invalid(format!("default_{}", e.message)))?;
         if opts.preload_segmenter {
             text::preload_segmenter();
         }

@@ -176,3 +176,14 @@ fn concurrent_first_opens_of_a_new_file_all_succeed() {
         }
     }
 }
+
+#[test]
+fn open_options_are_validated() {
+    let e = Db::open(OpenOptions::path(" \t\n ")).err().unwrap();
+    assert_eq!(e.status, Status::InvalidArgument);
+    for bad in ["c".repeat(129), "line\nbreak".to_string(), "  ".to_string()] {
+        let o = OpenOptions { default_collection: bad.clone(), ..OpenOptions::in_memory() };
+        let e = Db::open(o).err().unwrap_or_else(|| panic!("{bad:?} accepted"));
+        assert!(e.message.contains("default_collection"), "{e}");
+    }
+}

@@ -167,8 +167,8 @@ fn prepare_file(path: &Path, create_dir: bool) -> Result<()> {
     #[cfg(unix)]
     use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 
-    if path.as_os_str().is_empty() {
-        return Err(Error::invalid("path is empty"));
+    if path.to_str().is_some_and(|p| p.trim().is_empty()) || path.as_os_str().is_empty() {
+        return Err(Error::invalid("path is empty or blank"));
     }
     if create_dir {
         if let Some(dir) = path.parent() {
