@@ -396,7 +396,7 @@ typedef struct rm_perception_result {
   bool has_embedding;
 } rm_perception_result;
 
-// Result of rm_get_memory(). Free with rm_memory_free().
+// Result of rm_get_memory(). Free with rm_memory_result_free().
 typedef struct rm_memory_result {
   struct rm_memory memory;
   const char *const *tags;
@@ -528,7 +528,8 @@ rm_status rm_learn_options_init(struct rm_learn_options *opts);
 //
 // Errors: RM_INVALID_ARGUMENT (NULL/blank/oversize insight, invalid UTF-8, context
 // that starts like JSON but does not parse, context > 64 KiB), RM_NOT_FOUND
-// (unknown session_id), RM_CLOSED, RM_BUSY, RM_FULL, RM_IO.
+// (unknown session_id), RM_INVALID_STATE (the session has ended), RM_CLOSED,
+// RM_BUSY, RM_FULL, RM_IO.
 // Ownership: free *out with rm_learn_result_free(). Thread-safe.
 rm_status rm_learn(struct rm_db *db,
                    const char *insight,
@@ -568,7 +569,8 @@ rm_status rm_perception_options_init(struct rm_perception_options *opts);
 //
 // Errors: RM_INVALID_ARGUMENT (short/blank/oversize description, unknown
 // perception type, data NULL with data_len > 0, data > 4 MiB, metadata not JSON),
-// RM_NOT_FOUND (unknown session_id), RM_CLOSED, RM_BUSY, RM_FULL, RM_IO.
+// RM_NOT_FOUND (unknown session_id), RM_INVALID_STATE (the session has ended),
+// RM_CLOSED, RM_BUSY, RM_FULL, RM_IO.
 // Ownership: free *out with rm_perception_result_free(); `out` may be NULL.
 // Thread-safe.
 rm_status rm_save_perception(struct rm_db *db,
@@ -596,7 +598,8 @@ rm_status rm_forget(struct rm_db *db,
                     struct rm_forget_result **out);
 
 // Replaces an active memory's content (1–300 characters after trimming) and,
-// when `context` is not NULL, its context. The memory is re-classified, its
+// when `context` is not NULL, its context ("" clears it to {"source": ...});
+// NULL keeps the current context. The memory is re-classified, its
 // hash, summary, index entry and automatic tags are refreshed (user tags kept).
 //
 // Errors: RM_INVALID_ARGUMENT, RM_NOT_FOUND, RM_INVALID_STATE (forgotten or
@@ -626,7 +629,8 @@ rm_status rm_start_session(struct rm_db *db,
 // returns a summary with related memories from other sessions.
 //
 // Errors: RM_INVALID_ARGUMENT (NULL/blank session_id, score outside 0–1 or NaN),
-// RM_NOT_FOUND (unknown session), RM_CLOSED, RM_BUSY, RM_FULL.
+// RM_NOT_FOUND (unknown session), RM_INVALID_STATE (already ended), RM_CLOSED,
+// RM_BUSY, RM_FULL.
 // Ownership: free *out with rm_session_summary_free(); `out` may be NULL.
 // Thread-safe.
 rm_status rm_end_session(struct rm_db *db,

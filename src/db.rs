@@ -115,7 +115,7 @@ impl Db {
         };
         self.write(|tx| {
             if let Some(s) = session {
-                session::require(tx, s)?;
+                session::require_active(tx, s)?;
             }
             let dup = match dedup::exact(tx, collection, &hash, None)? {
                 Some(d) => Some(d),
@@ -182,7 +182,10 @@ impl Db {
         let ctx_text = limits::context("context", req.context)?;
         let ctx = classify::build_context_json_with_source(&ctx_text, "save_perception");
         let ctx_json = serde_json::to_string(&ctx)?;
-        let cls = classify::classify(desc, &ctx_text);
+        let mut cls = classify::classify(desc, &ctx_text);
+        if cls.category == "code" {
+            cls.category = "observation"; // a perception is an observation unless its text says more
+        }
         let ptype = req.perception_type;
         let hash = dedup::perception_hash(desc, ptype.as_str(), req.data, metadata);
         let terms = Terms::of(desc);
@@ -195,7 +198,7 @@ impl Db {
         };
         self.write(|tx| {
             if let Some(s) = session {
-                session::require(tx, s)?;
+                session::require_active(tx, s)?;
             }
             if let Some(d) = dedup::exact(tx, collection, &hash, None)? {
                 return Ok(outcome(d.existing_id, Some(d)));
@@ -335,15 +338,16 @@ impl Db {
     pub fn update(&self, id: i64, new_content: &str, context: Option<&str>) -> Result<UpdateOutcome> {
         let id = limits::memory_id(id)?;
         let content = limits::required_text("new_content", new_content, 1, MAX_CONTENT_CHARS)?;
-        let new_ctx = limits::context("context", context)?;
+        // None keeps the context; Some (even "") replaces it.
+        let new_ctx = context.map(|c| limits::context("context", Some(c))).transpose()?;
         self.write(|tx| {
             let old = Self::active(tx, id, "update")?;
-            let ctx_text = if new_ctx.is_empty() { old.context.clone() } else { new_ctx.clone() };
-            let ctx = if new_ctx.is_empty() {
-                serde_json::from_str(&old.context).unwrap_or_default()
-            } else {
-                let source = if old.kind == MemoryKind::Fact { "learn_tool" } else { "save_perception" };
-                classify::build_context_json_with_source(&new_ctx, source)
+            let (ctx_text, ctx) = match &new_ctx {
+                None => (old.context.clone(), serde_json::from_str(&old.context).unwrap_or_default()),
+                Some(c) => {
+                    let source = if old.kind == MemoryKind::Fact { "learn_tool" } else { "save_perception" };
+                    (c.clone(), classify::build_context_json_with_source(c, source))
+                }
             };
             let cls = classify::classify(content, &ctx_text);
             let hash = match old.kind {
@@ -418,7 +422,7 @@ impl Db {
         let sid = limits::required_text("session_id", session_id, 1, limits::MAX_NAME_CHARS)?;
         let score = outcome_score.map(|s| limits::unit_range("outcome_score", s, 0.0, 1.0)).transpose()?;
         let (collection, summary, decayed_count, consolidated) = self.write(|tx| {
-            let row = session::require(tx, sid)?;
+            let row = session::require_active(tx, sid)?;
             let now = now();
             let consolidated = session::consolidate(tx, sid, &row.collection, &now)?;
             let decayed = session::apply_decay(tx, &now)?;

@@ -4,7 +4,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::classify;
 use crate::dedup::Terms;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Status};
 use crate::store::memory;
 use crate::text;
 use crate::types::{Consolidation, SessionSummary};
@@ -37,10 +37,22 @@ pub fn get(conn: &Connection, id: &str) -> Result<Option<SessionRow>> {
 }
 
 /// Fails with NotFound unless the session exists.
-pub fn require(conn: &Connection, id: &str) -> Result<SessionRow> {
+fn require(conn: &Connection, id: &str) -> Result<SessionRow> {
     get(conn, id)?.ok_or_else(|| {
         Error::not_found(format!("session {id:?} does not exist (start one with start_session)"))
     })
+}
+
+/// Fails with NotFound unless the session exists, InvalidState if it has ended.
+pub fn require_active(conn: &Connection, id: &str) -> Result<SessionRow> {
+    let row = require(conn, id)?;
+    if row.status != "active" {
+        return Err(Error::new(
+            Status::InvalidState,
+            format!("session {id:?} has ended; start a new session"),
+        ));
+    }
+    Ok(row)
 }
 
 pub fn active_count(conn: &Connection, collection: &str) -> Result<i64> {

@@ -185,3 +185,57 @@ fn file_database_persists_across_opens() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn spatial_sort_returns_the_global_nearest() {
+    let db = db();
+    for i in 0..12 {
+        learn_ctx(&db, &format!("waypoint {i} recorded"), &format!(r#"{{"spatial": {{"pos": [{i}, 0, 0]}}}}"#));
+    }
+    for q in ["*", "waypoint recorded"] {
+        let r = db
+            .recall(&RecallRequest {
+                query: q,
+                n: 1,
+                spatial_sort: Some(r#"{"field": "spatial.pos", "target": [0, 0, 0]}"#),
+                ..Default::default()
+            })
+            .unwrap();
+        assert_eq!(r.hits[0].memory.content, "waypoint 0 recorded", "query {q}");
+        assert_eq!(r.hits[0].distance, Some(0.0));
+    }
+}
+
+#[test]
+fn update_context_none_keeps_some_replaces() {
+    let db = db();
+    let a = learn_ctx(&db, "arm parked at home pose", r#"{"robot": {"type": "ur5e"}}"#);
+    db.update(a.memory_id, "arm parked at the home pose", None).unwrap();
+    assert!(db.get(a.memory_id).unwrap().context.contains("ur5e"));
+    db.update(a.memory_id, "arm parked at home", Some("")).unwrap();
+    assert_eq!(db.get(a.memory_id).unwrap().context, r#"{"source":"learn_tool"}"#);
+}
+
+#[test]
+fn ended_sessions_refuse_writes() {
+    let db = db();
+    let s = db.start_session(None, None).unwrap().session_id;
+    db.end_session(&s, None).unwrap();
+    assert_eq!(db.end_session(&s, None).unwrap_err().status, Status::InvalidState);
+    let r = db.learn(&LearnRequest { insight: "late note", session_id: Some(&s), ..Default::default() });
+    assert_eq!(r.unwrap_err().status, Status::InvalidState);
+}
+
+#[test]
+fn perceptions_are_observations_unless_their_text_says_more() {
+    let db = db();
+    let p = db
+        .save_perception(&PerceptionRequest {
+            description: "tactile force readings while lifting the ceramic mug",
+            perception_type: PerceptionType::Tactile,
+            data: Some(b"{\"forces\": [1.0, 2.5]}"),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(db.get(p.memory_id).unwrap().category, "observation");
+}

@@ -52,7 +52,8 @@ pub unsafe extern "C" fn rm_learn_options_init(opts: *mut rm_learn_options) -> r
 ///
 /// Errors: RM_INVALID_ARGUMENT (NULL/blank/oversize insight, invalid UTF-8, context
 /// that starts like JSON but does not parse, context > 64 KiB), RM_NOT_FOUND
-/// (unknown session_id), RM_CLOSED, RM_BUSY, RM_FULL, RM_IO.
+/// (unknown session_id), RM_INVALID_STATE (the session has ended), RM_CLOSED,
+/// RM_BUSY, RM_FULL, RM_IO.
 /// Ownership: free *out with rm_learn_result_free(). Thread-safe.
 #[no_mangle]
 pub unsafe extern "C" fn rm_learn(
@@ -201,7 +202,8 @@ pub unsafe extern "C" fn rm_perception_options_init(opts: *mut rm_perception_opt
 ///
 /// Errors: RM_INVALID_ARGUMENT (short/blank/oversize description, unknown
 /// perception type, data NULL with data_len > 0, data > 4 MiB, metadata not JSON),
-/// RM_NOT_FOUND (unknown session_id), RM_CLOSED, RM_BUSY, RM_FULL, RM_IO.
+/// RM_NOT_FOUND (unknown session_id), RM_INVALID_STATE (the session has ended),
+/// RM_CLOSED, RM_BUSY, RM_FULL, RM_IO.
 /// Ownership: free *out with rm_perception_result_free(); `out` may be NULL.
 /// Thread-safe.
 #[no_mangle]
@@ -284,7 +286,8 @@ pub unsafe extern "C" fn rm_forget(
 }
 
 /// Replaces an active memory's content (1–300 characters after trimming) and,
-/// when `context` is not NULL, its context. The memory is re-classified, its
+/// when `context` is not NULL, its context ("" clears it to {"source": ...});
+/// NULL keeps the current context. The memory is re-classified, its
 /// hash, summary, index entry and automatic tags are refreshed (user tags kept).
 ///
 /// Errors: RM_INVALID_ARGUMENT, RM_NOT_FOUND, RM_INVALID_STATE (forgotten or
@@ -336,7 +339,8 @@ pub unsafe extern "C" fn rm_start_session(
 /// returns a summary with related memories from other sessions.
 ///
 /// Errors: RM_INVALID_ARGUMENT (NULL/blank session_id, score outside 0–1 or NaN),
-/// RM_NOT_FOUND (unknown session), RM_CLOSED, RM_BUSY, RM_FULL.
+/// RM_NOT_FOUND (unknown session), RM_INVALID_STATE (already ended), RM_CLOSED,
+/// RM_BUSY, RM_FULL.
 /// Ownership: free *out with rm_session_summary_free(); `out` may be NULL.
 /// Thread-safe.
 #[no_mangle]

@@ -386,7 +386,7 @@ pub unsafe extern "C" fn rm_recall_result_json(r: *const rm_recall_result, out_j
 
 // --- single memory -----------------------------------------------------------
 
-/// Result of rm_get_memory(). Free with rm_memory_free().
+/// Result of rm_get_memory(). Free with rm_memory_result_free().
 #[repr(C)]
 pub struct rm_memory_result {
     pub memory: rm_memory,

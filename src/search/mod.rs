@@ -2,13 +2,15 @@
 //!
 //! candidates (BM25 over FTS5, or newest-first when the query has no word) →
 //! RRF score `1/(k + rank + 1)` → real-world ×1.5 → SQL-side min_confidence and
-//! session filters → context_filter → spatial max_distance → top-k (or a pool of
-//! 4·k re-ranked by distance for spatial_sort) → MaxScore normalisation.
+//! session filters → context_filter → spatial max_distance → top-k (by score, or
+//! by distance for spatial_sort) → MaxScore normalisation.
 //!
 //! Filters are exact: candidates are consumed in rank order until no later
 //! candidate could still enter the top-k (a later one scores at most
 //! `1.5/(k + rank + 1)`), so when at least n memories match the query and every
-//! filter, n are returned — there is no fixed over-fetch that runs dry.
+//! filter, n are returned — there is no fixed over-fetch that runs dry. With
+//! spatial_sort every matching memory is examined and the n nearest are returned
+//! (relevance breaks distance ties), so its cost grows with the number of matches.
 
 pub mod filter;
 
@@ -84,15 +86,15 @@ pub fn run(conn: &Connection, plan: &Plan) -> Result<(Vec<Ranked>, SearchMode)> 
     let mut rows = st.query(params_from_iter(args))?;
     let mut ctx_stmt = conn.prepare_cached("SELECT context FROM memories WHERE id = ?1")?;
     let needs_ctx = plan.filter.is_some() || plan.spatial.is_some();
-    let pool = if plan.spatial.is_some() { plan.n * 4 } else { plan.n };
+    let spatial = plan.spatial.is_some();
 
-    let mut best: BinaryHeap<MinScore> = BinaryHeap::with_capacity(pool + 1);
+    let mut kept: BinaryHeap<Worst> = BinaryHeap::with_capacity(plan.n + 1);
     let mut rank = 0usize;
     while let Some(r) = rows.next()? {
         let base = rrf(plan.rrf_k, rank);
         rank += 1;
-        if best.len() == pool && best.peek().is_some_and(|m| m.0.score >= base * REAL_WORLD_BOOST) {
-            break; // no later candidate can enter the top of the pool
+        if !spatial && kept.len() == plan.n && kept.peek().is_some_and(|w| w.0.score >= base * REAL_WORLD_BOOST) {
+            break; // no later candidate can enter the top n
         }
         let id: i64 = r.get(0)?;
         let is_real: bool = r.get(1)?;
@@ -113,17 +115,12 @@ pub fn run(conn: &Connection, plan: &Plan) -> Result<(Vec<Ranked>, SearchMode)> 
             }
         }
         let score = if is_real { base * REAL_WORLD_BOOST } else { base };
-        best.push(MinScore(Ranked { id, score, bm25, distance }));
-        if best.len() > pool {
-            best.pop();
+        kept.push(Worst(Ranked { id, score, bm25, distance }, spatial));
+        if kept.len() > plan.n {
+            kept.pop();
         }
     }
-    let mut out: Vec<Ranked> = best.into_iter().map(|m| m.0).collect();
-    out.sort_by(|a, b| by_score(b, a));
-    if plan.spatial.is_some() {
-        out.sort_by(|a, b| a.distance.partial_cmp(&b.distance).unwrap_or(Ordering::Equal).then(by_score(b, a)));
-        out.truncate(plan.n);
-    }
+    let mut out: Vec<Ranked> = kept.into_sorted_vec().into_iter().map(|w| w.0).collect();
     let max = out.iter().map(|r| r.score).fold(0.0, f64::max);
     if max > 0.0 {
         out.iter_mut().for_each(|r| r.score /= max);
@@ -131,26 +128,34 @@ pub fn run(conn: &Connection, plan: &Plan) -> Result<(Vec<Ranked>, SearchMode)> 
     Ok((out, mode))
 }
 
-fn by_score(a: &Ranked, b: &Ranked) -> Ordering {
-    a.score.partial_cmp(&b.score).unwrap_or(Ordering::Equal).then(a.id.cmp(&b.id))
-}
-
-/// Heap entry ordered so the heap's top is the *lowest* score.
-struct MinScore(Ranked);
-impl PartialEq for MinScore {
-    fn eq(&self, o: &Self) -> bool {
-        by_score(&self.0, &o.0) == Ordering::Equal
+/// `Greater` when `a` should come before `b`: nearer first with spatial_sort, then
+/// higher score, then newer.
+fn quality(a: &Ranked, b: &Ranked, spatial: bool) -> Ordering {
+    let by_score = a.score.partial_cmp(&b.score).unwrap_or(Ordering::Equal).then(a.id.cmp(&b.id));
+    if spatial {
+        b.distance.partial_cmp(&a.distance).unwrap_or(Ordering::Equal).then(by_score)
+    } else {
+        by_score
     }
 }
-impl Eq for MinScore {}
-impl PartialOrd for MinScore {
+
+/// Heap entry ordered so the heap's top is the *worst* kept result, and a sorted
+/// vector of them runs best first.
+struct Worst(Ranked, bool);
+impl PartialEq for Worst {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o) == Ordering::Equal
+    }
+}
+impl Eq for Worst {}
+impl PartialOrd for Worst {
     fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
         Some(self.cmp(o))
     }
 }
-impl Ord for MinScore {
+impl Ord for Worst {
     fn cmp(&self, o: &Self) -> Ordering {
-        by_score(&o.0, &self.0)
+        quality(&o.0, &self.0, self.1)
     }
 }
 

@@ -1,0 +1,52 @@
+# cmake -DLIB=librobotmem.so -DHEADER=robotmem.h -P check-exports.cmake
+# Fails unless the defined dynamic function symbols (nm -D --defined-only, type T)
+# of LIB are exactly the functions declared in HEADER.
+find_program(NM nm)
+if(NOT NM)
+  message(FATAL_ERROR "nm (binutils) not found")
+endif()
+execute_process(COMMAND "${NM}" -D --defined-only "${LIB}"
+                OUTPUT_VARIABLE nm_out RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "nm -D failed on ${LIB}")
+endif()
+string(REGEX MATCHALL "[0-9a-fA-F]+ [A-Za-z] [^\n]+" lines "${nm_out}")
+set(exported "")
+set(other "")
+foreach(l IN LISTS lines)
+  string(REGEX REPLACE "^[0-9a-fA-F]+ ([A-Za-z]) (.*)$" "\\1;\\2" f "${l}")
+  list(GET f 0 type)
+  list(GET f 1 sym)
+  if(type STREQUAL "T")
+    list(APPEND exported "${sym}")
+  else()
+    list(APPEND other "${type} ${sym}")
+  endif()
+endforeach()
+
+# Prototypes: "<type> rm_name(" at the start of a line (cbindgen style).
+file(STRINGS "${HEADER}" protos REGEX "^[a-z_ ]+[ *](rm_[a-z0-9_]+)\\(")
+set(declared "")
+foreach(p IN LISTS protos)
+  string(REGEX MATCH "(rm_[a-z0-9_]+)\\(" _ "${p}")
+  list(APPEND declared "${CMAKE_MATCH_1}")
+endforeach()
+
+list(SORT exported)
+list(SORT declared)
+set(extra ${exported})
+list(REMOVE_ITEM extra ${declared})
+set(missing ${declared})
+list(REMOVE_ITEM missing ${exported})
+list(LENGTH exported n_exp)
+list(LENGTH declared n_decl)
+if(extra OR missing OR other)
+  message(FATAL_ERROR "Export mismatch for ${LIB}\n"
+    "  exported but not declared: ${extra}\n"
+    "  declared but not exported: ${missing}\n"
+    "  other defined dynamic symbols: ${other}")
+endif()
+if(n_decl LESS 30)
+  message(FATAL_ERROR "only ${n_decl} prototypes parsed from ${HEADER}")
+endif()
+message(STATUS "exports OK: ${n_exp} rm_* functions, identical to robotmem.h")
