@@ -465,6 +465,8 @@ typedef struct rm_session_summary {
 
 
 
+
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus

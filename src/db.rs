@@ -25,6 +25,31 @@ const TOUCH_FLUSH_AT: usize = 256;
 /// Related memories returned by end_session.
 const RELATED_N: i64 = 5;
 
+/// Perception fields of a draft: type, data, metadata.
+type PerceptionParts<'a> = (PerceptionType, Option<&'a [u8]>, Option<&'a str>);
+
+/// The caller-given fields of a new memory besides its text.
+struct DraftRequest<'a> {
+    context: Option<&'a str>,
+    collection: Option<&'a str>,
+    session_id: Option<&'a str>,
+    perception: Option<PerceptionParts<'a>>,
+}
+
+/// A new memory, validated, classified and hashed, ready for its write transaction.
+struct Draft<'a> {
+    collection: &'a str,
+    session: Option<&'a str>,
+    kind: MemoryKind,
+    content: &'a str,
+    perception: Option<PerceptionParts<'a>>,
+    cls: classify::Classification,
+    ctx_json: String,
+    is_real: bool,
+    hash: String,
+    terms: Terms,
+}
+
 /// An open robotmem database.
 pub struct Db {
     store: Store,
@@ -94,63 +119,96 @@ impl Db {
         limits::collection(c, &self.opts.default_collection)
     }
 
-    /// Stores an experience, unless an equivalent one exists (then reports it).
-    pub fn learn(&self, req: &LearnRequest) -> Result<LearnOutcome> {
-        let insight = limits::required_text("insight", req.insight, 1, MAX_CONTENT_CHARS)?;
+    /// Validates, classifies and hashes a new memory outside any lock.
+    fn draft<'a>(&'a self, kind: MemoryKind, content: &'a str, req: DraftRequest<'a>) -> Result<Draft<'a>> {
         let collection = self.collection(req.collection)?;
         let session = limits::optional_session(req.session_id)?;
         let ctx_text = limits::context("context", req.context)?;
-        let cls = classify::classify(insight, &ctx_text);
-        let ctx = classify::build_context_json_with_source(&ctx_text, "learn_tool");
-        let ctx_json = serde_json::to_string(&ctx)?;
-        let hash = dedup::fact_hash(insight);
-        let terms = Terms::of(insight);
-        let outcome = |memory_id, duplicate| LearnOutcome {
-            memory_id,
-            duplicate,
-            category: cls.category.to_string(),
-            confidence: cls.confidence,
-            tags: cls.tags.clone(),
-            scope_files: cls.scope.files.clone(),
+        let mut cls = classify::classify(content, &ctx_text);
+        let (source, hash) = match req.perception {
+            None => ("learn_tool", dedup::fact_hash(content)),
+            Some((t, data, meta)) => {
+                if cls.category == "code" {
+                    cls.category = "observation"; // a perception is an observation unless its text says more
+                }
+                ("save_perception", dedup::perception_hash(content, t.as_str(), data, meta))
+            }
         };
-        self.write(|tx| {
-            if let Some(s) = session {
-                session::require_active(tx, s)?;
-            }
-            let dup = match dedup::exact(tx, collection, &hash, None)? {
-                Some(d) => Some(d),
-                None => dedup::jaccard(tx, collection, &terms, None)?,
-            };
-            if let Some(d) = dup {
-                return Ok(outcome(d.existing_id, Some(d)));
-            }
-            let id = memory::insert(
-                tx,
-                &memory::NewMemory {
-                    session_id: session,
-                    collection,
-                    kind: MemoryKind::Fact,
-                    content: insight,
-                    context: &ctx_json,
-                    perception_type: None,
-                    perception_data: None,
-                    perception_metadata: None,
-                    category: cls.category,
-                    confidence: cls.confidence,
-                    decay_rate: self.opts.decay_rate,
-                    content_hash: &hash,
-                    scope: &cls.scope,
-                    is_real: search::is_real_world(&ctx),
-                    term_count: terms.count(),
-                    now: &now(),
-                },
-            )?;
-            memory::set_auto_tags(tx, id, &cls.tags)?;
-            Ok(outcome(id, None))
+        let ctx = classify::build_context_json_with_source(&ctx_text, source);
+        Ok(Draft {
+            collection,
+            session,
+            kind,
+            content,
+            perception: req.perception,
+            is_real: search::is_real_world(&ctx),
+            ctx_json: serde_json::to_string(&ctx)?,
+            cls,
+            hash,
+            terms: Terms::of(content),
         })
     }
 
-    /// Stores perception / trajectory data with its description.
+    /// Stores a draft in one write transaction, unless its session is not active
+    /// or `find_dup` finds an equivalent memory. Returns (id, duplicate).
+    fn store_draft(
+        &self,
+        d: &Draft,
+        find_dup: impl Fn(&Connection, &Draft) -> Result<Option<Duplicate>>,
+    ) -> Result<(i64, Option<Duplicate>)> {
+        self.write(|tx| {
+            if let Some(s) = d.session {
+                session::require_active(tx, s)?;
+            }
+            if let Some(dup) = find_dup(tx, d)? {
+                return Ok((dup.existing_id, Some(dup)));
+            }
+            let (ptype, data, meta) = d.perception.map_or((None, None, None), |(t, a, m)| (Some(t), a, m));
+            let new = memory::NewMemory {
+                session_id: d.session,
+                collection: d.collection,
+                kind: d.kind,
+                content: d.content,
+                context: &d.ctx_json,
+                perception_type: ptype,
+                perception_data: data,
+                perception_metadata: meta,
+                category: d.cls.category,
+                confidence: d.cls.confidence,
+                decay_rate: self.opts.decay_rate,
+                content_hash: &d.hash,
+                scope: &d.cls.scope,
+                is_real: d.is_real,
+                term_count: d.terms.count(),
+                now: &now(),
+            };
+            let id = memory::insert(tx, &new)?;
+            memory::set_auto_tags(tx, id, &d.cls.tags)?;
+            Ok((id, None))
+        })
+    }
+
+    /// Stores an experience, unless an equivalent one exists (then reports it).
+    pub fn learn(&self, req: &LearnRequest) -> Result<LearnOutcome> {
+        let insight = limits::required_text("insight", req.insight, 1, MAX_CONTENT_CHARS)?;
+        let fields = DraftRequest { context: req.context, collection: req.collection, session_id: req.session_id, perception: None };
+        let d = self.draft(MemoryKind::Fact, insight, fields)?;
+        let (memory_id, duplicate) = self.store_draft(&d, |tx, d| match dedup::exact(tx, d.collection, &d.hash, None)? {
+            Some(x) => Ok(Some(x)),
+            None => dedup::jaccard(tx, d.collection, &d.terms, None),
+        })?;
+        Ok(LearnOutcome {
+            memory_id,
+            duplicate,
+            category: d.cls.category.to_string(),
+            confidence: d.cls.confidence,
+            tags: d.cls.tags,
+            scope_files: d.cls.scope.files,
+        })
+    }
+
+    /// Stores perception / trajectory data with its description. Only an identical
+    /// perception (description, type, data, metadata) counts as a duplicate.
     pub fn save_perception(&self, req: &PerceptionRequest) -> Result<PerceptionOutcome> {
         let desc = limits::required_text(
             "description",
@@ -158,8 +216,6 @@ impl Db {
             limits::MIN_DESCRIPTION_CHARS,
             MAX_CONTENT_CHARS,
         )?;
-        let collection = self.collection(req.collection)?;
-        let session = limits::optional_session(req.session_id)?;
         if let Some(d) = req.data {
             if d.len() > MAX_PERCEPTION_DATA {
                 return Err(Error::invalid(format!(
@@ -179,53 +235,21 @@ impl Db {
             }
             None => None,
         };
-        let ctx_text = limits::context("context", req.context)?;
-        let ctx = classify::build_context_json_with_source(&ctx_text, "save_perception");
-        let ctx_json = serde_json::to_string(&ctx)?;
-        let mut cls = classify::classify(desc, &ctx_text);
-        if cls.category == "code" {
-            cls.category = "observation"; // a perception is an observation unless its text says more
-        }
         let ptype = req.perception_type;
-        let hash = dedup::perception_hash(desc, ptype.as_str(), req.data, metadata);
-        let terms = Terms::of(desc);
-        let outcome = |memory_id, duplicate| PerceptionOutcome {
+        let fields = DraftRequest {
+            context: req.context,
+            collection: req.collection,
+            session_id: req.session_id,
+            perception: Some((ptype, req.data, metadata)),
+        };
+        let d = self.draft(MemoryKind::Perception, desc, fields)?;
+        let (memory_id, duplicate) = self.store_draft(&d, |tx, d| dedup::exact(tx, d.collection, &d.hash, None))?;
+        Ok(PerceptionOutcome {
             memory_id,
             duplicate,
             perception_type: ptype,
-            collection: collection.to_string(),
+            collection: d.collection.to_string(),
             has_embedding: false,
-        };
-        self.write(|tx| {
-            if let Some(s) = session {
-                session::require_active(tx, s)?;
-            }
-            if let Some(d) = dedup::exact(tx, collection, &hash, None)? {
-                return Ok(outcome(d.existing_id, Some(d)));
-            }
-            let id = memory::insert(
-                tx,
-                &memory::NewMemory {
-                    session_id: session,
-                    collection,
-                    kind: MemoryKind::Perception,
-                    content: desc,
-                    context: &ctx_json,
-                    perception_type: Some(ptype),
-                    perception_data: req.data,
-                    perception_metadata: metadata,
-                    category: cls.category,
-                    confidence: cls.confidence,
-                    decay_rate: self.opts.decay_rate,
-                    content_hash: &hash,
-                    scope: &cls.scope,
-                    is_real: search::is_real_world(&ctx),
-                    term_count: terms.count(),
-                    now: &now(),
-                },
-            )?;
-            memory::set_auto_tags(tx, id, &cls.tags)?;
-            Ok(outcome(id, None))
         })
     }
 

@@ -3,6 +3,7 @@
 //! Every failure carries a [`Status`] (the same numbers the C ABI returns) and a
 //! human-readable message that names the offending field or resource.
 
+use std::ffi::CStr;
 use std::fmt;
 
 /// Outcome class of an operation. The numeric values are part of the C ABI
@@ -43,25 +44,69 @@ pub enum Status {
 }
 
 impl Status {
+    /// Every status, in numeric order (the index is the value).
+    pub const ALL: [Status; 15] = [
+        Status::Ok,
+        Status::InvalidArgument,
+        Status::NotFound,
+        Status::Duplicate,
+        Status::Busy,
+        Status::Io,
+        Status::Corrupt,
+        Status::EmbeddingUnavailable,
+        Status::Full,
+        Status::InvalidState,
+        Status::SchemaTooNew,
+        Status::Closed,
+        Status::ReadOnly,
+        Status::Internal,
+        Status::Panic,
+    ];
+
+    /// The status with this numeric value.
+    pub fn from_code(code: i32) -> Option<Status> {
+        usize::try_from(code).ok().and_then(|i| Self::ALL.get(i).copied())
+    }
+
+    /// Static, stable name of the status as a C string (e.g. `"RM_NOT_FOUND"`).
+    pub fn c_name(self) -> &'static CStr {
+        match self {
+            Status::Ok => c"RM_OK",
+            Status::InvalidArgument => c"RM_INVALID_ARGUMENT",
+            Status::NotFound => c"RM_NOT_FOUND",
+            Status::Duplicate => c"RM_DUPLICATE",
+            Status::Busy => c"RM_BUSY",
+            Status::Io => c"RM_IO",
+            Status::Corrupt => c"RM_CORRUPT",
+            Status::EmbeddingUnavailable => c"RM_EMBEDDING_UNAVAILABLE",
+            Status::Full => c"RM_FULL",
+            Status::InvalidState => c"RM_INVALID_STATE",
+            Status::SchemaTooNew => c"RM_SCHEMA_TOO_NEW",
+            Status::Closed => c"RM_CLOSED",
+            Status::ReadOnly => c"RM_READ_ONLY",
+            Status::Internal => c"RM_INTERNAL",
+            Status::Panic => c"RM_PANIC",
+        }
+    }
+
     /// Static, stable name of the status (e.g. `"RM_NOT_FOUND"`).
     pub fn name(self) -> &'static str {
-        match self {
-            Status::Ok => "RM_OK",
-            Status::InvalidArgument => "RM_INVALID_ARGUMENT",
-            Status::NotFound => "RM_NOT_FOUND",
-            Status::Duplicate => "RM_DUPLICATE",
-            Status::Busy => "RM_BUSY",
-            Status::Io => "RM_IO",
-            Status::Corrupt => "RM_CORRUPT",
-            Status::EmbeddingUnavailable => "RM_EMBEDDING_UNAVAILABLE",
-            Status::Full => "RM_FULL",
-            Status::InvalidState => "RM_INVALID_STATE",
-            Status::SchemaTooNew => "RM_SCHEMA_TOO_NEW",
-            Status::Closed => "RM_CLOSED",
-            Status::ReadOnly => "RM_READ_ONLY",
-            Status::Internal => "RM_INTERNAL",
-            Status::Panic => "RM_PANIC",
+        self.c_name().to_str().expect("ASCII")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Status;
+
+    #[test]
+    fn codes_round_trip() {
+        for (i, s) in Status::ALL.iter().enumerate() {
+            assert_eq!(*s as i32, i as i32);
+            assert_eq!(Status::from_code(i as i32), Some(*s));
         }
+        assert_eq!(Status::from_code(-1), None);
+        assert_eq!(Status::from_code(15), None);
     }
 }
 

@@ -357,25 +357,7 @@ pub extern "C" fn rm_version() -> *const c_char {
 /// values outside the enum). Never NULL.
 #[no_mangle]
 pub extern "C" fn rm_status_str(status: i32) -> *const c_char {
-    let s: &'static str = match status {
-        0 => "RM_OK\0",
-        1 => "RM_INVALID_ARGUMENT\0",
-        2 => "RM_NOT_FOUND\0",
-        3 => "RM_DUPLICATE\0",
-        4 => "RM_BUSY\0",
-        5 => "RM_IO\0",
-        6 => "RM_CORRUPT\0",
-        7 => "RM_EMBEDDING_UNAVAILABLE\0",
-        8 => "RM_FULL\0",
-        9 => "RM_INVALID_STATE\0",
-        10 => "RM_SCHEMA_TOO_NEW\0",
-        11 => "RM_CLOSED\0",
-        12 => "RM_READ_ONLY\0",
-        13 => "RM_INTERNAL\0",
-        14 => "RM_PANIC\0",
-        _ => "RM_UNKNOWN\0",
-    };
-    s.as_ptr() as *const c_char
+    Status::from_code(status).map_or(c"RM_UNKNOWN", Status::c_name).as_ptr()
 }
 
 /// Message of the most recent rm_ call on the calling thread: "" after success,
