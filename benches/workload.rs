@@ -10,7 +10,9 @@
 //! /proc/self/status (VmHWM). Prints a plain-text report and, last, one JSON line
 //! starting with `{"bench":"robotmem-workload"`. See docs/BENCHMARKS.md.
 
+#[path = "workload/corpus.rs"]
 mod corpus;
+#[path = "workload/stats.rs"]
 mod stats;
 
 use std::path::{Path, PathBuf};
@@ -64,7 +66,11 @@ fn parse_args() -> Result<Args, String> {
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
         let mut value = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value"));
-        let num = |name: &str, v: String| v.replace('_', "").parse::<u64>().map_err(|_| format!("{name}: not a number: {v}"));
+        let num = |name: &str, v: String| {
+            v.replace('_', "")
+                .parse::<u64>()
+                .map_err(|_| format!("{name}: not a number: {v}"))
+        };
         match arg.as_str() {
             // cargo bench passes --bench to harness = false targets.
             "--bench" => {}
@@ -112,6 +118,8 @@ struct LearnRun {
     chinese: Vec<bool>,
     dup_exact: usize,
     dup_jaccard: usize,
+    /// Up to 5 (new text, stored text it was merged into, method, similarity).
+    dup_examples: Vec<(String, String, &'static str, f64)>,
     db_bytes: u64,
 }
 
@@ -138,7 +146,10 @@ fn main() {
         .clone()
         .or_else(|| option_env!("CARGO_TARGET_TMPDIR").map(PathBuf::from))
         .unwrap_or_else(std::env::temp_dir);
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
     let dir = base.join(format!("robotmem-workload-{}-{nanos}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
 
@@ -160,12 +171,22 @@ fn main() {
         if i == 0 {
             rss_after_open_kb = proc_status_kb("VmRSS");
         }
-        eprintln!("[{}] learning {} memories into {} ...", dur_name(d), args.memories, path.display());
+        eprintln!(
+            "[{}] learning {} memories into {} ...",
+            dur_name(d),
+            args.memories,
+            path.display()
+        );
         let mut run = learn_phase(&db, args.memories, args.seed);
         run.durability = d;
         run.open_ms = open_ms;
         hwm_after_learn.push(proc_status_kb("VmHWM"));
-        eprintln!("[{}] {} recalls (+{} warm-up) ...", dur_name(d), args.recalls, args.warmup);
+        eprintln!(
+            "[{}] {} recalls (+{} warm-up) ...",
+            dur_name(d),
+            args.recalls,
+            args.warmup
+        );
         recalls.push(recall_phase(&db, args.recalls, args.warmup, args.seed));
         drop(db);
         run.db_bytes = file_bytes(&path);
@@ -174,7 +195,17 @@ fn main() {
     let peak_kb = proc_status_kb("VmHWM");
     let rss_end_kb = proc_status_kb("VmRSS");
 
-    report(&args, &dir, &learns, &recalls, rss_start_kb, rss_after_open_kb, &hwm_after_learn, peak_kb, rss_end_kb);
+    report(
+        &args,
+        &dir,
+        &learns,
+        &recalls,
+        rss_start_kb,
+        rss_after_open_kb,
+        &hwm_after_learn,
+        peak_kb,
+        rss_end_kb,
+    );
 
     if args.keep {
         eprintln!("kept databases in {}", dir.display());
@@ -193,22 +224,33 @@ fn learn_phase(db: &Db, n: usize, seed: u64) -> LearnRun {
         chinese: Vec::with_capacity(n),
         dup_exact: 0,
         dup_jaccard: 0,
+        dup_examples: Vec::new(),
         db_bytes: 0,
     };
     let started = Instant::now();
     for i in 0..n {
         let m = corpus.next_memory();
-        let req = robotmem::LearnRequest { insight: &m.insight, context: Some(&m.context), ..Default::default() };
+        let req = robotmem::LearnRequest {
+            insight: &m.insight,
+            context: Some(&m.context),
+            ..Default::default()
+        };
         let t = Instant::now();
         let out = db.learn(&req);
         let dt = t.elapsed().as_nanos() as u64;
         let out = out.unwrap_or_else(|e| panic!("learn #{i} {:?}: {e}", m.insight));
         run.lat.push(dt);
         run.chinese.push(m.chinese);
-        match out.duplicate.map(|d| d.method) {
-            Some(DupMethod::Exact) => run.dup_exact += 1,
-            Some(_) => run.dup_jaccard += 1,
-            None => {}
+        if let Some(d) = out.duplicate {
+            match d.method {
+                DupMethod::Exact => run.dup_exact += 1,
+                _ => run.dup_jaccard += 1,
+            }
+            if run.dup_examples.len() < 5 {
+                let kept = db.get(d.existing_id).map(|m| m.content).unwrap_or_default();
+                run.dup_examples
+                    .push((m.insight.clone(), kept, d.method.as_str(), d.similarity));
+            }
         }
         if (i + 1) % (n / 10).max(1) == 0 {
             eprint!("\r  {}/{}", i + 1, n);
@@ -249,7 +291,11 @@ fn recall_phase(db: &Db, count: usize, warmup: usize, seed: u64) -> RecallRun {
             k.3 += 1;
         }
         run.all.push(dt);
-        if q.chinese { run.zh.push(dt) } else { run.en.push(dt) }
+        if q.chinese {
+            run.zh.push(dt)
+        } else {
+            run.en.push(dt)
+        }
         run.engine_ms.push((out.query_ms * 1e6) as u64);
     }
     run
@@ -276,8 +322,38 @@ fn fs_type(p: &Path) -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
+/// `git rev-parse --short HEAD` of the crate, with `+dirty` when src/ has changes.
+fn revision() -> String {
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .arg("-C")
+            .arg(env!("CARGO_MANIFEST_DIR"))
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    match git(&["rev-parse", "--short", "HEAD"]) {
+        Some(rev) => {
+            let dirty =
+                git(&["status", "--porcelain", "--", "src", "Cargo.toml", "Cargo.lock"]).is_some_and(|s| !s.is_empty());
+            if dirty {
+                format!("{rev}+dirty")
+            } else {
+                rev
+            }
+        }
+        None => "unknown".into(),
+    }
+}
+
 fn verdict(ok: bool) -> &'static str {
-    if ok { "MET" } else { "MISSED" }
+    if ok {
+        "MET"
+    } else {
+        "MISSED"
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -294,9 +370,19 @@ fn report(
 ) {
     let n = args.memories;
     let w = window(n);
-    let k = |x: usize| if x % 1000 == 0 { format!("{}k", x / 1000) } else { x.to_string() };
+    let k = |x: usize| {
+        if x.is_multiple_of(1000) {
+            format!("{}k", x / 1000)
+        } else {
+            x.to_string()
+        }
+    };
     println!();
-    println!("robotmem workload benchmark (robotmem {})", robotmem::VERSION);
+    let rev = revision();
+    println!(
+        "robotmem workload benchmark (robotmem {}, revision {rev})",
+        robotmem::VERSION
+    );
     println!(
         "memories {n}, recalls {} (+{} warm-up), seed {:#x}, database dir {} [{}]",
         args.recalls,
@@ -315,7 +401,12 @@ fn report(
         let first = Summary::of(&run.lat[..w]);
         let last = Summary::of(&run.lat[n - w..]);
         let pick = |zh: bool| -> Vec<u64> {
-            run.lat.iter().zip(&run.chinese).filter(|(_, &c)| c == zh).map(|(&l, _)| l).collect()
+            run.lat
+                .iter()
+                .zip(&run.chinese)
+                .filter(|(_, &c)| c == zh)
+                .map(|(&l, _)| l)
+                .collect()
         };
         let en = Summary::of(&pick(false));
         let zh = Summary::of(&pick(true));
@@ -334,7 +425,9 @@ fn report(
         for d in 1..=10 {
             let end = (n * d / 10).max(w);
             let s = Summary::of(&run.lat[end - w..end]);
-            windows.push(json!({"end": end, "p50_ms": (s.p50 * 1e4).round() / 1e4, "p99_ms": (s.p99 * 1e4).round() / 1e4}));
+            windows.push(
+                json!({"end": end, "p50_ms": (s.p50 * 1e4).round() / 1e4, "p99_ms": (s.p99 * 1e4).round() / 1e4}),
+            );
             print!("    {:>7}: {:.3}/{:.3}", k(end), s.p50, s.p99);
             if d % 5 == 0 {
                 println!("   (p50/p99 ms)");
@@ -353,6 +446,9 @@ fn report(
             run.dup_jaccard,
             run.db_bytes as f64 / 1048576.0
         );
+        for (new, kept, method, sim) in &run.dup_examples {
+            println!("    {method} {sim:.2}: {new:?}\n{:>15} {kept:?}", "merged into");
+        }
 
         println!();
         println!("== recall at {} memories, durability {name} (n=5) ==", stored);
@@ -360,7 +456,11 @@ fn report(
         let mut kinds = serde_json::Map::new();
         for (kind, lat, hits, empty) in &rec.by_kind {
             let s = Summary::of(lat);
-            let avg = if lat.is_empty() { 0.0 } else { *hits as f64 / lat.len() as f64 };
+            let avg = if lat.is_empty() {
+                0.0
+            } else {
+                *hits as f64 / lat.len() as f64
+            };
             println!("{}   avg hits {avg:.2}, empty {empty}", s.row(kind.name()));
             let mut j = s.json();
             j["avg_hits"] = json!(avg);
@@ -377,11 +477,31 @@ fn report(
         kinds.insert("chinese".into(), Summary::of(&rec.zh).json());
         out_recall.insert(name.into(), Value::Object(kinds));
 
-        let ratio = if first.p50 > 0.0 { last.p50 / first.p50 } else { f64::NAN };
-        targets.push((format!("learn p50 <= {LEARN_P50_TARGET_MS} ms, first {w} [{name}]"), first.p50, first.p50 <= LEARN_P50_TARGET_MS));
-        targets.push((format!("learn p50 <= {LEARN_P50_TARGET_MS} ms, last {w} [{name}]"), last.p50, last.p50 <= LEARN_P50_TARGET_MS));
-        targets.push((format!("learn flat: last/first p50 <= {FLAT_RATIO} [{name}]"), ratio, ratio <= FLAT_RATIO));
-        targets.push((format!("recall p50 <= {RECALL_P50_TARGET_MS} ms at {} [{name}]", k(stored)), all.p50, all.p50 <= RECALL_P50_TARGET_MS));
+        let ratio = if first.p50 > 0.0 {
+            last.p50 / first.p50
+        } else {
+            f64::NAN
+        };
+        targets.push((
+            format!("learn p50 <= {LEARN_P50_TARGET_MS} ms, first {w} [{name}]"),
+            first.p50,
+            first.p50 <= LEARN_P50_TARGET_MS,
+        ));
+        targets.push((
+            format!("learn p50 <= {LEARN_P50_TARGET_MS} ms, last {w} [{name}]"),
+            last.p50,
+            last.p50 <= LEARN_P50_TARGET_MS,
+        ));
+        targets.push((
+            format!("learn flat: last/first p50 <= {FLAT_RATIO} [{name}]"),
+            ratio,
+            ratio <= FLAT_RATIO,
+        ));
+        targets.push((
+            format!("recall p50 <= {RECALL_P50_TARGET_MS} ms at {} [{name}]", k(stored)),
+            all.p50,
+            all.p50 <= RECALL_P50_TARGET_MS,
+        ));
 
         out_learn.insert(
             name.into(),
@@ -408,13 +528,17 @@ fn report(
 
     println!();
     println!("== memory (process) ==");
-    println!("  RSS at start              {:>8.1} MiB", mib(rss_start_kb));
-    println!("  RSS after open            {:>8.1} MiB", mib(rss_after_open_kb));
+    println!("  {:<30} {:>8.1} MiB", "RSS at start (VmRSS)", mib(rss_start_kb));
+    println!("  {:<30} {:>8.1} MiB", "RSS after open (VmRSS)", mib(rss_after_open_kb));
     for (run, hwm) in learns.iter().zip(hwm_after_learn) {
-        println!("  peak RSS after learn [{}] {:>8.1} MiB", dur_name(run.durability), mib(*hwm));
+        println!(
+            "  {:<30} {:>8.1} MiB",
+            format!("peak RSS after learn [{}]", dur_name(run.durability)),
+            mib(*hwm)
+        );
     }
-    println!("  RSS at end                {:>8.1} MiB", mib(rss_end_kb));
-    println!("  peak RSS (VmHWM)          {:>8.1} MiB", mib(peak_kb));
+    println!("  {:<30} {:>8.1} MiB", "RSS at end (VmRSS)", mib(rss_end_kb));
+    println!("  {:<30} {:>8.1} MiB", "peak RSS (VmHWM)", mib(peak_kb));
 
     println!();
     println!("== targets ==");
@@ -428,6 +552,7 @@ fn report(
     let line = json!({
         "bench": "robotmem-workload",
         "version": robotmem::VERSION,
+        "revision": rev,
         "memories": n,
         "recalls": args.recalls,
         "warmup": args.warmup,

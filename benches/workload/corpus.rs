@@ -42,7 +42,7 @@ impl Rng {
 }
 
 /// Default seed of the corpus and of the query mix.
-pub const SEED: u64 = 0x5EED_0F_B0B;
+pub const SEED: u64 = 0x0005_EED0_FB0B;
 
 // (english, chinese) pairs so the Chinese memories talk about the same world.
 const OBJECTS: &[(&str, &str)] = &[
@@ -175,7 +175,11 @@ impl Corpus {
         let (obj, obj_zh) = *r.pick(OBJECTS);
         let (color, color_zh) = *r.pick(COLORS);
         let (surface, surface_zh) = *r.pick(SURFACES);
-        let robot = if task == "navigate" { *r.pick(MOBILE) } else { *r.pick(ARMS) };
+        let robot = if task == "navigate" {
+            *r.pick(MOBILE)
+        } else {
+            *r.pick(ARMS)
+        };
         let force = (r.range(2.0, 40.0) * 10.0).round() / 10.0;
         let angle = r.int(0, 18) * 5;
         let speed = (r.range(0.02, 1.2) * 100.0).round() / 100.0;
@@ -202,7 +206,10 @@ impl Corpus {
                         "抓取{color_zh}{obj_zh}{}，夹持力{force}牛，接近角度{angle}度",
                         outcome.zh()
                     ),
-                    _ => format!("{robot}在{surface_zh}上抓取{obj_zh}{}，力{force}N，开口{width}毫米", outcome.zh()),
+                    _ => format!(
+                        "{robot}在{surface_zh}上抓取{obj_zh}{}，力{force}N，开口{width}毫米",
+                        outcome.zh()
+                    ),
                 },
                 "push" => format!(
                     "推动任务最终距离{dist}米，推动{color_zh}{obj_zh}{}，速度{speed}米每秒，表面{surface_zh}",
@@ -220,7 +227,10 @@ impl Corpus {
         } else {
             match task {
                 "grasp" => match variant {
-                    0 => format!("grasp of {color} {obj} {} at {force}N, approach {angle}deg", outcome.en()),
+                    0 => format!(
+                        "grasp of {color} {obj} {} at {force}N, approach {angle}deg",
+                        outcome.en()
+                    ),
                     1 => format!(
                         "{robot} grasped the {color} {obj} on the {surface}: {}, grip force {force}N, \
                          approach angle {angle} deg, gripper width {width} mm",
@@ -288,7 +298,11 @@ impl Corpus {
             "task": {"name": task, "success": ok, "outcome": outcome.word(), "object": obj, "surface": surface},
             "env": {"sim_or_real": if sim { "sim" } else { "real" }},
         });
-        Memory { insight, context: context.to_string(), chinese }
+        Memory {
+            insight,
+            context: context.to_string(),
+            chinese,
+        }
     }
 }
 
@@ -367,7 +381,11 @@ pub fn queries(count: usize, seed: u64) -> Vec<Query> {
                 _ => Kind::Spatial,
             };
             let chinese = r.chance(0.2);
-            let text = if chinese { *r.pick(QUERIES_ZH) } else { *r.pick(QUERIES_EN) };
+            let text = if chinese {
+                *r.pick(QUERIES_ZH)
+            } else {
+                *r.pick(QUERIES_EN)
+            };
             let filter = (kind == Kind::Filter).then(|| r.pick(FILTERS).to_string());
             let spatial = (kind == Kind::Spatial).then(|| {
                 let t = [r.range(0.2, 0.8), r.range(-0.4, 0.4), r.range(0.0, 0.3)];
@@ -376,7 +394,13 @@ pub fn queries(count: usize, seed: u64) -> Vec<Query> {
                     t[0], t[1], t[2]
                 )
             });
-            Query { kind, text, filter, spatial, chinese }
+            Query {
+                kind,
+                text,
+                filter,
+                spatial,
+                chinese,
+            }
         })
         .collect()
 }

@@ -59,7 +59,9 @@ pub fn header() -> String {
 
 /// A field of /proc/self/status in kB (VmRSS, VmHWM …); 0 when unavailable.
 pub fn proc_status_kb(field: &str) -> u64 {
-    let Ok(s) = std::fs::read_to_string("/proc/self/status") else { return 0 };
+    let Ok(s) = std::fs::read_to_string("/proc/self/status") else {
+        return 0;
+    };
     s.lines()
         .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
         .and_then(|v| v.split_whitespace().next()?.parse().ok())
