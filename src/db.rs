@@ -179,7 +179,7 @@ impl Db {
                 content_hash: &d.hash,
                 scope: &d.cls.scope,
                 is_real: d.is_real,
-                term_count: d.terms.count(),
+                terms: &d.terms,
                 now: &now(),
             };
             let id = memory::insert(tx, &new)?;
@@ -195,7 +195,7 @@ impl Db {
         let d = self.draft(MemoryKind::Fact, insight, fields)?;
         let (memory_id, duplicate) = self.store_draft(&d, |tx, d| match dedup::exact(tx, d.collection, &d.hash, None)? {
             Some(x) => Ok(Some(x)),
-            None => dedup::jaccard(tx, d.collection, &d.terms, None),
+            None => dedup::near(tx, d.collection, &d.terms, None),
         })?;
         Ok(LearnOutcome {
             memory_id,
@@ -390,10 +390,12 @@ impl Db {
                 ));
             }
             let now = now();
+            let terms = Terms::of(content);
             tx.prepare_cached(
                 "UPDATE memories SET content = ?2, human_summary = ?3, category = ?4, confidence = ?5,
                     decay_base = ?5, content_hash = ?6, context = ?7, is_real = ?8, term_count = ?9,
-                    scope_files = ?10, scope_entities = ?11, scope_modules = ?12, updated_at = ?13
+                    scope_files = ?10, scope_entities = ?11, scope_modules = ?12, updated_at = ?13,
+                    terms = ?14, numbers_sig = ?15
                  WHERE id = ?1",
             )?
             .execute(params![
@@ -405,14 +407,16 @@ impl Db {
                 hash,
                 serde_json::to_string(&ctx)?,
                 search::is_real_world(&ctx),
-                Terms::of(content).count(),
+                terms.count(),
                 serde_json::to_string(&cls.scope.files)?,
                 serde_json::to_string(&cls.scope.entities)?,
                 serde_json::to_string(&cls.scope.modules)?,
                 now,
+                terms.stored(),
+                terms.signature(),
             ])?;
             memory::unindex(tx, id)?;
-            memory::index(tx, id, content, &text::summarize(content), &cls.scope)?;
+            memory::index(tx, id, content, &cls.scope)?;
             memory::set_auto_tags(tx, id, &cls.tags)?;
             Ok(UpdateOutcome {
                 memory_id: id,

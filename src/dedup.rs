@@ -1,12 +1,18 @@
-//! Dedup stage: exact (indexed content hash) → Jaccard (word sets) → cosine (embeddings issue).
+//! Dedup stage: exact (indexed content hash) → near-duplicate (word sets) → cosine
+//! (embeddings issue).
 //!
-//! The Jaccard layer is exact and symmetric. A memory B with Jaccard(A, B) > 0.70
-//! shares more than 70 % of A's words, so it contains at least one word of any
-//! subset of A larger than 30 % of A. The FTS candidate query is the OR of such a
-//! subset (the words most likely to be rare: with digits, then longest), built only
-//! from sanitised words (never raw text), and candidates are pre-filtered by word
-//! count (|B| within (0.7·|A|, |A|/0.7)). Every candidate is then compared exactly.
-//! Memories whose numbers differ ("12.5N" vs "15N") are never duplicates.
+//! A near-duplicate is the same fact written again: word-set Jaccard > 0.70, the
+//! same numbers, the same success/failure outcome, and one text's words contain
+//! the other's (words were added or dropped, none substituted: "grasp of blue tray"
+//! is not "grasp of blue apple", "12.5N" is not "15N", "succeeded" is not "failed").
+//! Being wrong here would lose a memory, so the rule is conservative.
+//!
+//! The check is exact, symmetric and fast: duplicates share their numbers, so
+//! candidates come from an index on (collection, numbers signature, word count)
+//! with each memory's word set stored beside it — no text is re-read or
+//! re-tokenised. Memories without numbers are looked up through FTS5 with an OR of
+//! enough of the new text's words that any candidate must contain one (built from
+//! sanitised words, never raw text).
 
 use std::collections::BTreeSet;
 
@@ -20,8 +26,6 @@ use crate::types::{DupMethod, Duplicate};
 
 /// Jaccard similarity above which two memories are duplicates.
 pub const JACCARD_THRESHOLD: f64 = 0.70;
-/// Most candidates compared per check (bounds a pathological corpus).
-const MAX_CANDIDATES: i64 = 5000;
 
 /// Content hash of a fact: SHA-256 of the trimmed text (first 128 bits, hex).
 pub fn fact_hash(content: &str) -> String {
@@ -48,23 +52,71 @@ fn hash_parts(parts: &[&[u8]]) -> String {
     h.finalize()[..16].iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// What the Jaccard layer compares for one text.
+/// What the near-duplicate layer compares for one text.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Terms {
     pub set: BTreeSet<String>,
+    /// Canonical numbers of the text, sorted.
     pub numbers: Vec<String>,
+    /// -1 failure, 1 success, 0 neither (see [`outcome`]).
+    pub outcome: i8,
 }
 
 impl Terms {
     pub fn of(content: &str) -> Terms {
-        Terms { set: text::term_set(content), numbers: text::numbers(content) }
+        Terms::new(text::term_set(content), text::numbers(content))
     }
+
+    fn new(set: BTreeSet<String>, numbers: Vec<String>) -> Terms {
+        let outcome = outcome(&set);
+        Terms { set, numbers, outcome }
+    }
+
+    /// Rebuilds the terms of a stored memory from its `terms` and `numbers_sig` columns.
+    pub fn from_stored(terms: &str, numbers_sig: &str) -> Terms {
+        Terms::new(
+            terms.split(' ').filter(|w| !w.is_empty()).map(str::to_string).collect(),
+            numbers_sig.split(' ').filter(|w| !w.is_empty()).map(str::to_string).collect(),
+        )
+    }
+
+    /// The word set as stored (space-separated, sorted).
+    pub fn stored(&self) -> String {
+        self.set.iter().map(String::as_str).collect::<Vec<_>>().join(" ")
+    }
+
+    /// The numbers as stored and indexed (space-separated, sorted; "" when none).
+    pub fn signature(&self) -> String {
+        self.numbers.join(" ")
+    }
+
     pub fn count(&self) -> i64 {
         self.set.len() as i64
     }
-    /// Similarity if the two texts count as the same fact, else `None`.
+
+    /// Same numbers and same outcome: a precondition for being the same fact.
+    pub fn same_facts(&self, other: &Terms) -> bool {
+        self.numbers == other.numbers && self.outcome == other.outcome
+    }
+
+    /// Similarity if the two texts are near-duplicates, else `None`.
     pub fn duplicate_similarity(&self, other: &Terms) -> Option<f64> {
+        let nested = self.set.is_subset(&other.set) || other.set.is_subset(&self.set);
         let j = text::jaccard_sets(&self.set, &other.set);
-        (j > JACCARD_THRESHOLD && self.numbers == other.numbers).then_some(j)
+        (j > JACCARD_THRESHOLD && nested && self.same_facts(other)).then_some(j)
+    }
+}
+
+/// Success/failure polarity of a word set: -1 failure, 1 success, 0 neither.
+pub fn outcome(words: &BTreeSet<String>) -> i8 {
+    const FAIL: &[&str] = &["fail", "failed", "failure", "failing", "fails", "slipped", "slip", "dropped",
+        "collided", "collision", "missed", "error", "unsuccessful", "失败", "滑落", "掉落", "碰撞", "未能"];
+    const OK: &[&str] = &["success", "succeeded", "successful", "successfully", "succeeds", "worked", "works", "成功"];
+    let has = |list: &[&str]| list.iter().any(|w| words.contains(*w));
+    match (has(FAIL), has(OK)) {
+        (true, _) => -1,
+        (false, true) => 1,
+        _ => 0,
     }
 }
 
@@ -74,33 +126,50 @@ pub fn exact(conn: &Connection, collection: &str, hash: &str, exclude: Option<i6
         .map(|id| Duplicate { existing_id: id, method: DupMethod::Exact, similarity: 1.0 }))
 }
 
-/// Jaccard layer over active facts of the collection; the most similar one wins.
-pub fn jaccard(conn: &Connection, collection: &str, terms: &Terms, exclude: Option<i64>) -> Result<Option<Duplicate>> {
+/// Near-duplicate layer over active facts of the collection; the most similar wins.
+pub fn near(conn: &Connection, collection: &str, terms: &Terms, exclude: Option<i64>) -> Result<Option<Duplicate>> {
     let n = terms.set.len();
     if n == 0 {
         return Ok(None);
     }
-    let mut probe: Vec<&String> = terms.set.iter().collect();
-    probe.sort_by_key(|w| (!w.chars().any(|c| c.is_ascii_digit()), std::cmp::Reverse(w.chars().count())));
-    probe.truncate((n as f64 * (1.0 - JACCARD_THRESHOLD)).floor() as usize + 1);
-    let Some(query) = text::fts_or_query(&probe) else { return Ok(None) };
     let lo = (n as f64 * JACCARD_THRESHOLD).floor() as i64;
     let hi = (n as f64 / JACCARD_THRESHOLD).ceil() as i64;
-    let mut st = conn.prepare_cached(
-        "SELECT m.id, m.content FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
-         WHERE memories_fts MATCH ?1 AND m.collection = ?2 AND m.status = 'active'
-           AND m.type = 'fact' AND m.term_count BETWEEN ?3 AND ?4 AND m.id != ?5
-         LIMIT ?6",
-    )?;
-    let mut rows = st.query(params![query, collection, lo, hi, exclude.unwrap_or(0), MAX_CANDIDATES])?;
+    let sig = terms.signature();
+    let exclude = exclude.unwrap_or(0);
     let mut best: Option<Duplicate> = None;
-    while let Some(r) = rows.next()? {
-        let content: String = r.get(1)?;
-        if let Some(sim) = terms.duplicate_similarity(&Terms::of(&content)) {
+    let mut consider = |id: i64, stored: String| {
+        if let Some(sim) = terms.duplicate_similarity(&Terms::from_stored(&stored, &sig)) {
             if best.is_none_or(|b| sim > b.similarity) {
-                best = Some(Duplicate { existing_id: r.get(0)?, method: DupMethod::Jaccard, similarity: sim });
+                best = Some(Duplicate { existing_id: id, method: DupMethod::Jaccard, similarity: sim });
             }
         }
+    };
+    if !sig.is_empty() {
+        let mut st = conn.prepare_cached(
+            "SELECT id, terms FROM memories INDEXED BY idx_mem_dedup
+             WHERE collection = ?1 AND numbers_sig = ?2 AND term_count BETWEEN ?3 AND ?4
+               AND status = 'active' AND type = 'fact' AND id != ?5",
+        )?;
+        let mut rows = st.query(params![collection, sig, lo, hi, exclude])?;
+        while let Some(r) = rows.next()? {
+            consider(r.get(0)?, r.get(1)?);
+        }
+        return Ok(best);
+    }
+    // Any candidate holds more than 70 % of these words, so at least one of any
+    // subset larger than 30 % of them: probe with the longest (likely rarest) ones.
+    let mut probe: Vec<&String> = terms.set.iter().collect();
+    probe.sort_by_key(|w| std::cmp::Reverse(w.chars().count()));
+    probe.truncate((n as f64 * (1.0 - JACCARD_THRESHOLD)).floor() as usize + 1);
+    let Some(query) = text::fts_or_query(&probe) else { return Ok(None) };
+    let mut st = conn.prepare_cached(
+        "SELECT m.id, m.terms FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
+         WHERE memories_fts MATCH ?1 AND m.collection = ?2 AND m.numbers_sig = ''
+           AND m.term_count BETWEEN ?3 AND ?4 AND m.status = 'active' AND m.type = 'fact' AND m.id != ?5",
+    )?;
+    let mut rows = st.query(params![query, collection, lo, hi, exclude])?;
+    while let Some(r) = rows.next()? {
+        consider(r.get(0)?, r.get(1)?);
     }
     Ok(best)
 }
@@ -118,6 +187,19 @@ mod tests {
             perception_hash("a", "visual", Some(b"bc"), None)
         );
         assert_eq!(fact_hash("x").len(), 32);
+    }
+
+    #[test]
+    fn substitutions_and_outcomes_block_duplicates() {
+        let a = Terms::of("grasp of blue tray succeeded with vacuum gripper on conveyor belt");
+        let b = Terms::of("grasp of blue apple succeeded with vacuum gripper on conveyor belt");
+        assert!(a.duplicate_similarity(&b).is_none(), "a different object is a different fact");
+        let c = Terms::of("xArm7 succeeded grasping the can from the top shelf");
+        let d = Terms::of("xArm7 failed grasping the can from the top shelf");
+        assert!(c.duplicate_similarity(&d).is_none());
+        let e = Terms::of("xArm7 succeeded grasping the can from the top shelf quickly");
+        assert!(c.duplicate_similarity(&e).is_some(), "an added word is the same fact");
+        assert_eq!(Terms::from_stored(&c.stored(), &c.signature()), c);
     }
 
     #[test]

@@ -127,27 +127,12 @@ pub fn decayed(base: f64, rate: f64, days: i64) -> f64 {
     base * (1.0 - rate).powi(days.min(i32::MAX as i64) as i32)
 }
 
-/// Success/failure polarity of a memory's text; memories of opposite outcomes never merge.
-fn outcome(text: &str) -> i8 {
-    const FAIL: &[&str] = &["fail", "failed", "failure", "failing", "slipped", "slip", "dropped", "collided",
-        "collision", "missed", "error", "unsuccessful", "失败", "滑落", "掉落", "碰撞", "未能"];
-    const OK: &[&str] = &["success", "succeeded", "successful", "successfully", "worked", "works", "成功"];
-    let words = text::words(text);
-    let has = |list: &[&str]| words.iter().any(|w| list.contains(&w.as_str()));
-    match (has(FAIL), has(OK)) {
-        (true, _) => -1,
-        (false, true) => 1,
-        _ => 0,
-    }
-}
-
 struct Candidate {
     id: i64,
     category: String,
     confidence: f64,
     access_count: i64,
     terms: Terms,
-    outcome: i8,
 }
 
 /// Consolidation of one session (spec 000): within each category, greedy clusters
@@ -171,7 +156,6 @@ pub fn consolidate(conn: &Connection, session: &str, collection: &str, now: &str
                 category: r.get(1)?,
                 confidence: r.get(2)?,
                 access_count: r.get(3)?,
-                outcome: outcome(&content),
                 terms: Terms::of(&content),
             })
         })?
@@ -185,7 +169,7 @@ pub fn consolidate(conn: &Connection, session: &str, collection: &str, now: &str
         let home = clusters.iter_mut().find(|cl| {
             cl.iter().all(|&j| {
                 let o = &cands[j];
-                o.category == c.category && o.outcome == c.outcome && o.terms.numbers == c.terms.numbers
+                o.category == c.category && o.terms.same_facts(&c.terms)
                     && text::jaccard_sets(&o.terms.set, &c.terms.set) > CONSOLIDATION_THRESHOLD
             })
         });
@@ -250,8 +234,9 @@ mod tests {
 
     #[test]
     fn outcome_polarity() {
-        assert_eq!(outcome("grasp succeeded at 37.8N"), 1);
-        assert_eq!(outcome("grasp failed: slipped at 9.1N"), -1);
-        assert_eq!(outcome("approach from the left"), 0);
+        let o = |t: &str| Terms::of(t).outcome;
+        assert_eq!(o("grasp succeeded at 37.8N"), 1);
+        assert_eq!(o("grasp failed: slipped at 9.1N"), -1);
+        assert_eq!(o("approach from the left"), 0);
     }
 }

@@ -12,12 +12,13 @@
 //! spatial_sort every matching memory is examined and the n nearest are returned
 //! (relevance breaks distance ties), so its cost grows with the number of matches.
 
+pub mod candidates;
 pub mod filter;
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use rusqlite::{params_from_iter, types::Value as Sql, Connection};
+use rusqlite::Connection;
 use serde_json::Value;
 
 use crate::error::Result;
@@ -79,47 +80,45 @@ pub fn is_real_world(ctx: &serde_json::Map<String, Value>) -> bool {
     ctx.get("env").and_then(|e| e.get("sim_or_real")).and_then(Value::as_str) == Some("real")
 }
 
+impl Plan<'_> {
+    /// Whether candidates need their context JSON (for context_filter / spatial_sort).
+    pub fn needs_context(&self) -> bool {
+        self.filter.is_some() || self.spatial.is_some()
+    }
+}
+
 /// Runs the plan; results best first, scores normalised to a maximum of 1.0.
 pub fn run(conn: &Connection, plan: &Plan) -> Result<(Vec<Ranked>, SearchMode)> {
-    let (sql, args, mode) = candidate_query(plan);
-    let mut st = conn.prepare_cached(&sql)?;
-    let mut rows = st.query(params_from_iter(args))?;
-    let mut ctx_stmt = conn.prepare_cached("SELECT context FROM memories WHERE id = ?1")?;
-    let needs_ctx = plan.filter.is_some() || plan.spatial.is_some();
     let spatial = plan.spatial.is_some();
-
     let mut kept: BinaryHeap<Worst> = BinaryHeap::with_capacity(plan.n + 1);
     let mut rank = 0usize;
-    while let Some(r) = rows.next()? {
+    let mode = candidates::for_each(conn, plan, |c| {
         let base = rrf(plan.rrf_k, rank);
         rank += 1;
         if !spatial && kept.len() == plan.n && kept.peek().is_some_and(|w| w.0.score >= base * REAL_WORLD_BOOST) {
-            break; // no later candidate can enter the top n
+            return Ok(false); // no later candidate can enter the top n
         }
-        let id: i64 = r.get(0)?;
-        let is_real: bool = r.get(1)?;
-        let bm25: Option<f64> = r.get(2)?;
         let mut distance = None;
-        if needs_ctx {
-            let text: String = ctx_stmt.query_row([id], |c| c.get(0))?;
-            let ctx: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+        if let Some(text) = &c.context {
+            let ctx: Value = serde_json::from_str(text).unwrap_or(Value::Null);
             if plan.filter.as_ref().is_some_and(|f| !f.matches(&ctx)) {
-                continue;
+                return Ok(true);
             }
             if let Some(s) = &plan.spatial {
                 let d = s.distance(&ctx);
                 if !s.within(d) {
-                    continue;
+                    return Ok(true);
                 }
                 distance = Some(d);
             }
         }
-        let score = if is_real { base * REAL_WORLD_BOOST } else { base };
-        kept.push(Worst(Ranked { id, score, bm25, distance }, spatial));
+        let score = if c.is_real { base * REAL_WORLD_BOOST } else { base };
+        kept.push(Worst(Ranked { id: c.id, score, bm25: c.bm25, distance }, spatial));
         if kept.len() > plan.n {
             kept.pop();
         }
-    }
+        Ok(true)
+    })?;
     let mut out: Vec<Ranked> = kept.into_sorted_vec().into_iter().map(|w| w.0).collect();
     let max = out.iter().map(|r| r.score).fold(0.0, f64::max);
     if max > 0.0 {
@@ -157,42 +156,6 @@ impl Ord for Worst {
     fn cmp(&self, o: &Self) -> Ordering {
         quality(&o.0, &self.0, self.1)
     }
-}
-
-/// The ranked candidate statement: FTS5 bm25 order, or newest first for a scan.
-/// Only the conditions in use are emitted; every value is a bound parameter.
-fn candidate_query(plan: &Plan) -> (String, Vec<Sql>, SearchMode) {
-    let mut args: Vec<Sql> = Vec::new();
-    let mut conds = String::new();
-    let fts = crate::text::fts_or_query(&plan.words);
-    let (select, order, mode) = match &fts {
-        Some(q) => {
-            args.push(Sql::Text(q.clone()));
-            conds.push_str("memories_fts MATCH ?1 AND ");
-            (
-                "SELECT m.id, m.is_real, bm25(memories_fts, 1.0, 0.5, 0.5, 0.5) AS s \
-                 FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid",
-                "s, m.id DESC",
-                SearchMode::Bm25Only,
-            )
-        }
-        None => ("SELECT m.id, m.is_real, NULL FROM memories m", "m.id DESC", SearchMode::Scan),
-    };
-    let mut bind = |cond: &str, v: Sql| {
-        args.push(v);
-        conds.push_str(&cond.replace('?', &format!("?{}", args.len())));
-        conds.push_str(" AND ");
-    };
-    bind("m.collection = ?", Sql::Text(plan.collection.to_string()));
-    bind("m.confidence >= ?", Sql::Real(plan.min_confidence));
-    if let Some(s) = plan.session_id {
-        bind("m.session_id = ?", Sql::Text(s.to_string()));
-    }
-    if let Some(s) = plan.exclude_session {
-        bind("m.session_id IS NOT ?", Sql::Text(s.to_string()));
-    }
-    let sql = format!("{select} WHERE {conds}m.status = 'active' ORDER BY {order}");
-    (sql, args, mode)
 }
 
 #[cfg(test)]

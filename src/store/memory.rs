@@ -22,7 +22,7 @@ pub struct NewMemory<'a> {
     pub content_hash: &'a str,
     pub scope: &'a crate::classify::Scope,
     pub is_real: bool,
-    pub term_count: i64,
+    pub terms: &'a crate::dedup::Terms,
     pub now: &'a str,
 }
 
@@ -35,9 +35,9 @@ pub fn insert(conn: &Connection, m: &NewMemory) -> Result<i64> {
         "INSERT INTO memories (session_id, collection, type, content, human_summary, context,
             perception_type, perception_data, perception_metadata, category, confidence,
             decay_rate, content_hash, created_at, updated_at, scope_files, scope_entities,
-            scope_modules, is_real, term_count, decay_base)
+            scope_modules, is_real, term_count, terms, numbers_sig, decay_base)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?14, ?15, ?16, ?17,
-            ?18, ?19, ?11)",
+            ?18, ?19, ?20, ?21, ?11)",
     )?
     .execute(params![
         m.session_id,
@@ -58,23 +58,26 @@ pub fn insert(conn: &Connection, m: &NewMemory) -> Result<i64> {
         entities,
         modules,
         m.is_real,
-        m.term_count,
+        m.terms.count(),
+        m.terms.stored(),
+        m.terms.signature(),
     ])?;
     let id = conn.last_insert_rowid();
-    index(conn, id, m.content, &summary, m.scope)?;
+    index(conn, id, m.content, m.scope)?;
     Ok(id)
 }
 
-/// Adds the FTS entry of memory `id`.
-pub fn index(conn: &Connection, id: i64, content: &str, summary: &str, scope: &crate::classify::Scope) -> Result<()> {
+/// Adds the FTS entry of memory `id`. The human_summary column stays empty: the
+/// summary is a prefix of the content, and indexing it again would only
+/// double-weight a memory's first words.
+pub fn index(conn: &Connection, id: i64, content: &str, scope: &crate::classify::Scope) -> Result<()> {
     conn.prepare_cached(
         "INSERT INTO memories_fts (rowid, content, human_summary, scope_files, scope_entities)
-         VALUES (?1, ?2, ?3, ?4, ?5)",
+         VALUES (?1, ?2, '', ?3, ?4)",
     )?
     .execute(params![
         id,
         text::index_text(content),
-        text::index_text(summary),
         scope.files.join(" "),
         scope.entities.join(" "),
     ])?;

@@ -2,8 +2,8 @@
 //!
 //! Version 1 is the schema of the functional spec (memories, sessions,
 //! session_outcomes, memory_tags, tag_meta, memories_fts and the listed indexes)
-//! plus: scope columns, a real-world flag, forget bookkeeping, a term count for
-//! dedup length filtering, a decay anchor, and a key/value `robotmem_meta` table.
+//! plus: scope columns, a real-world flag, forget bookkeeping, each memory's word
+//! set, word count and numbers signature for dedup (indexed), a decay anchor, and a key/value `robotmem_meta` table.
 //! A database with a newer version than [`SCHEMA_VERSION`] is refused, never
 //! touched.
 
@@ -51,6 +51,8 @@ CREATE TABLE memories (
     scope_modules       TEXT NOT NULL DEFAULT '[]',
     is_real             INTEGER NOT NULL DEFAULT 0,
     term_count          INTEGER NOT NULL DEFAULT 0,
+    terms               TEXT NOT NULL DEFAULT '',
+    numbers_sig         TEXT NOT NULL DEFAULT '',
     decay_base          REAL,
     invalidated_reason  TEXT,
     invalidated_at      TEXT
@@ -60,6 +62,8 @@ CREATE INDEX idx_mem_status     ON memories(status);
 CREATE INDEX idx_mem_session    ON memories(session_id);
 CREATE INDEX idx_mem_type       ON memories(type);
 CREATE INDEX idx_mem_hash       ON memories(content_hash, collection) WHERE content_hash IS NOT NULL;
+CREATE INDEX idx_mem_dedup      ON memories(collection, numbers_sig, term_count)
+    WHERE status = 'active' AND type = 'fact';
 CREATE INDEX idx_mem_no_embed   ON memories(collection) WHERE embedding IS NULL AND status = 'active';
 
 CREATE TABLE sessions (
@@ -106,6 +110,7 @@ CREATE VIRTUAL TABLE memories_fts USING fts5(
     content = '', contentless_delete = 1,
     tokenize = 'porter unicode61 remove_diacritics 2'
 );
+INSERT INTO memories_fts (memories_fts, rank) VALUES ('rank', 'bm25(1.0, 0.5, 0.5, 0.5)');
 "#;
 
 /// Brings the database at `conn` to [`SCHEMA_VERSION`]. Must run inside a write
