@@ -256,8 +256,10 @@ typedef struct rm_open_options {
   double rrf_k;
   // Per-day confidence decay given to new memories, 0–1. Default 0.01.
   double decay_rate;
-  // Load the Chinese segmenter during rm_open() instead of at the first CJK text.
-  bool preload_segmenter;
+  // Do the one-time work in rm_open() instead of at the first call that needs it:
+  // load the Chinese segmenter (~100 ms) and build the in-memory search index
+  // (a few µs per stored memory). Default false.
+  bool preload;
 } rm_open_options;
 
 // Optional parameters of rm_learn(). Initialise with rm_learn_options_init().

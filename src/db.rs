@@ -53,6 +53,7 @@ struct Draft<'a> {
 /// An open robotmem database.
 pub struct Db {
     store: Store,
+    index: search::index::TextIndex,
     opts: OpenOptions,
     touches: Mutex<Touches>,
 }
@@ -75,11 +76,15 @@ impl Db {
             return Err(Error::invalid("default_collection must not be blank"));
         }
         limits::collection(Some(&opts.default_collection), "").map_err(|e| Error::invalid(format!("default_{}", e.message)))?;
-        if opts.preload_segmenter {
+        if opts.preload {
             text::preload_segmenter();
         }
         let store = Store::open(&opts)?;
-        Ok(Db { store, opts, touches: Mutex::new(HashMap::new()) })
+        let db = Db { store, opts, touches: Mutex::new(HashMap::new()), index: Default::default() };
+        if db.opts.preload {
+            db.store.read(|c| db.index.sync(c))?;
+        }
+        Ok(db)
     }
 
     pub fn options(&self) -> &OpenOptions {
@@ -279,7 +284,7 @@ impl Db {
     }
 
     fn hits(&self, conn: &Connection, plan: &search::Plan) -> Result<(Vec<Hit>, SearchMode)> {
-        let (ranked, mode) = search::run(conn, plan)?;
+        let (ranked, mode) = search::run(conn, &self.index, plan)?;
         let mut hits = Vec::with_capacity(ranked.len());
         for r in ranked {
             let memory = memory::get(conn, r.id)?.ok_or_else(|| Error::internal("ranked memory vanished"))?;
@@ -347,10 +352,11 @@ impl Db {
         self.write(|tx| {
             let m = Self::active(tx, id, "forget")?;
             let now = now();
-            tx.prepare_cached(
+            tx.prepare_cached(&format!(
                 "UPDATE memories SET status = 'invalidated', invalidated_reason = ?2, invalidated_at = ?3,
-                    updated_at = ?3 WHERE id = ?1",
-            )?
+                    updated_at = ?3, rev = {} WHERE id = ?1",
+                memory::NEXT_REV
+            ))?
             .execute(params![id, reason, now])?;
             memory::unindex(tx, id)?;
             Ok(ForgetOutcome { memory_id: id, content: m.content, reason: reason.to_string() })
@@ -391,13 +397,14 @@ impl Db {
             }
             let now = now();
             let terms = Terms::of(content);
-            tx.prepare_cached(
+            tx.prepare_cached(&format!(
                 "UPDATE memories SET content = ?2, human_summary = ?3, category = ?4, confidence = ?5,
                     decay_base = ?5, content_hash = ?6, context = ?7, is_real = ?8, term_count = ?9,
                     scope_files = ?10, scope_entities = ?11, scope_modules = ?12, updated_at = ?13,
-                    terms = ?14, numbers_sig = ?15
+                    terms = ?14, numbers_sig = ?15, rev = {}
                  WHERE id = ?1",
-            )?
+                memory::NEXT_REV
+            ))?
             .execute(params![
                 id,
                 content,

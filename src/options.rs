@@ -39,9 +39,10 @@ pub struct OpenOptions {
     pub rrf_k: f64,
     /// Per-day confidence decay rate given to new memories. Default 0.01.
     pub decay_rate: f64,
-    /// Load the Chinese segmenter's dictionary during open rather than at the first
-    /// CJK text (moves ~100 ms and ~30 MB out of the first CJK call). Default false.
-    pub preload_segmenter: bool,
+    /// Do the one-time work during open instead of at the first call that needs it:
+    /// load the Chinese segmenter's dictionary (~100 ms, ~30 MB) and build the
+    /// in-process search index (a few µs per memory). Default false.
+    pub preload: bool,
 }
 
 impl Default for OpenOptions {
@@ -53,7 +54,7 @@ impl Default for OpenOptions {
             durability: Durability::Full,
             rrf_k: 60.0,
             decay_rate: 0.01,
-            preload_segmenter: false,
+            preload: false,
         }
     }
 }

@@ -187,3 +187,22 @@ fn open_options_are_validated() {
         assert!(e.message.contains("default_collection"), "{e}");
     }
 }
+
+#[test]
+fn search_index_follows_writes_of_other_handles() {
+    let d = temp_dir("index-sync");
+    let p = d.join("m.db");
+    let a = Db::open(OpenOptions::path(&p)).unwrap();
+    let b = Db::open(OpenOptions { preload: true, ..OpenOptions::path(&p) }).unwrap();
+    let recall_b = |q: &str| -> Vec<i64> {
+        b.recall(&RecallRequest { query: q, ..Default::default() }).unwrap().hits.iter().map(|h| h.memory.id).collect()
+    };
+    assert!(recall_b("forklift").is_empty()); // b's index is built, and empty
+    let x = a.learn(&LearnRequest { insight: "forklift blocks aisle 4 at night", ..Default::default() }).unwrap().memory_id;
+    assert_eq!(recall_b("forklift"), vec![x], "b sees a's insert");
+    a.update(x, "pallet jack blocks aisle 4 at night", None).unwrap();
+    assert!(recall_b("forklift").is_empty(), "b sees a's update (old words gone)");
+    assert_eq!(recall_b("pallet"), vec![x]);
+    a.forget(x, "moved").unwrap();
+    assert!(recall_b("pallet").is_empty(), "b sees a's forget");
+}

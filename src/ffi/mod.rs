@@ -248,8 +248,10 @@ pub struct rm_open_options {
     pub rrf_k: f64,
     /// Per-day confidence decay given to new memories, 0–1. Default 0.01.
     pub decay_rate: f64,
-    /// Load the Chinese segmenter during rm_open() instead of at the first CJK text.
-    pub preload_segmenter: bool,
+    /// Do the one-time work in rm_open() instead of at the first call that needs it:
+    /// load the Chinese segmenter (~100 ms) and build the in-memory search index
+    /// (a few µs per stored memory). Default false.
+    pub preload: bool,
 }
 
 /// Fills `opts` with the defaults.
@@ -269,7 +271,7 @@ pub unsafe extern "C" fn rm_open_options_init(opts: *mut rm_open_options) -> rm_
                 durability: rm_durability::RM_DURABILITY_FULL,
                 rrf_k: d.rrf_k,
                 decay_rate: d.decay_rate,
-                preload_segmenter: d.preload_segmenter,
+                preload: d.preload,
             })
         };
         Ok(())
@@ -307,7 +309,7 @@ pub unsafe extern "C" fn rm_open(opts: *const rm_open_options, out_db: *mut *mut
             };
             o.rrf_k = c.rrf_k;
             o.decay_rate = c.decay_rate;
-            o.preload_segmenter = c.preload_segmenter;
+            o.preload = c.preload;
         }
         let db = Db::open(o)?;
         let handle = NEXT_HANDLE.fetch_add(0x10, Ordering::Relaxed);

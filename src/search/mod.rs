@@ -1,6 +1,7 @@
 //! Search stage: the recall pipeline of spec 002.
 //!
-//! candidates (BM25 over FTS5, or newest-first when the query has no word) →
+//! candidates (BM25 from the in-process index, or newest first when the query has
+//! no word) →
 //! RRF score `1/(k + rank + 1)` → real-world ×1.5 → SQL-side min_confidence and
 //! session filters → context_filter → spatial max_distance → top-k (by score, or
 //! by distance for spatial_sort) → MaxScore normalisation.
@@ -14,6 +15,7 @@
 
 pub mod candidates;
 pub mod filter;
+pub mod index;
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -48,7 +50,7 @@ pub struct Plan<'a> {
 pub struct Ranked {
     pub id: i64,
     pub score: f64,
-    /// Raw FTS5 bm25 value (lower is better), for fusion and absolute floors.
+    /// Raw BM25 score (higher is better), for fusion and absolute floors.
     pub bm25: Option<f64>,
     pub distance: Option<f64>,
 }
@@ -88,11 +90,11 @@ impl Plan<'_> {
 }
 
 /// Runs the plan; results best first, scores normalised to a maximum of 1.0.
-pub fn run(conn: &Connection, plan: &Plan) -> Result<(Vec<Ranked>, SearchMode)> {
+pub fn run(conn: &Connection, index: &index::TextIndex, plan: &Plan) -> Result<(Vec<Ranked>, SearchMode)> {
     let spatial = plan.spatial.is_some();
     let mut kept: BinaryHeap<Worst> = BinaryHeap::with_capacity(plan.n + 1);
     let mut rank = 0usize;
-    let mode = candidates::for_each(conn, plan, |c| {
+    let mode = candidates::for_each(conn, index, plan, |c| {
         let base = rrf(plan.rrf_k, rank);
         rank += 1;
         if !spatial && kept.len() == plan.n && kept.peek().is_some_and(|w| w.0.score >= base * REAL_WORLD_BOOST) {

@@ -31,14 +31,14 @@ pub fn insert(conn: &Connection, m: &NewMemory) -> Result<i64> {
     let files = serde_json::to_string(&m.scope.files)?;
     let entities = serde_json::to_string(&m.scope.entities)?;
     let modules = serde_json::to_string(&m.scope.modules)?;
-    conn.prepare_cached(
+    conn.prepare_cached(&format!(
         "INSERT INTO memories (session_id, collection, type, content, human_summary, context,
             perception_type, perception_data, perception_metadata, category, confidence,
             decay_rate, content_hash, created_at, updated_at, scope_files, scope_entities,
-            scope_modules, is_real, term_count, terms, numbers_sig, decay_base)
+            scope_modules, is_real, term_count, terms, numbers_sig, decay_base, rev)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?14, ?15, ?16, ?17,
-            ?18, ?19, ?20, ?21, ?11)",
-    )?
+            ?18, ?19, ?20, ?21, ?11, {NEXT_REV})"
+    ))?
     .execute(params![
         m.session_id,
         m.collection,
@@ -83,6 +83,10 @@ pub fn index(conn: &Connection, id: i64, content: &str, scope: &crate::classify:
     ])?;
     Ok(())
 }
+
+/// SQL expression of the next change stamp (see `search::index`). Every write that
+/// changes what is searchable sets `rev` to it.
+pub const NEXT_REV: &str = "(SELECT coalesce(max(rev), 0) + 1 FROM memories)";
 
 /// Removes the FTS entry of memory `id` (it no longer appears in any search).
 pub fn unindex(conn: &Connection, id: i64) -> Result<()> {
@@ -162,9 +166,10 @@ pub fn tags(conn: &Connection, id: i64) -> Result<Vec<String>> {
 
 /// Marks a memory superseded by another and drops it from search.
 pub fn supersede(conn: &Connection, id: i64, by: i64, now: &str) -> Result<()> {
-    conn.prepare_cached(
-        "UPDATE memories SET status = 'superseded', superseded_by = ?2, updated_at = ?3 WHERE id = ?1",
-    )?
+    conn.prepare_cached(&format!(
+        "UPDATE memories SET status = 'superseded', superseded_by = ?2, updated_at = ?3, rev = {NEXT_REV}
+         WHERE id = ?1"
+    ))?
     .execute(params![id, by, now])?;
     unindex(conn, id)
 }

@@ -3,7 +3,8 @@
 //! Version 1 is the schema of the functional spec (memories, sessions,
 //! session_outcomes, memory_tags, tag_meta, memories_fts and the listed indexes)
 //! plus: scope columns, a real-world flag, forget bookkeeping, each memory's word
-//! set, word count and numbers signature for dedup (indexed), a decay anchor, and a key/value `robotmem_meta` table.
+//! set, word count and numbers signature for dedup (indexed), a change stamp
+//! `rev` for the in-process search index (indexed), a decay anchor, and a key/value `robotmem_meta` table.
 //! A database with a newer version than [`SCHEMA_VERSION`] is refused, never
 //! touched.
 
@@ -53,6 +54,7 @@ CREATE TABLE memories (
     term_count          INTEGER NOT NULL DEFAULT 0,
     terms               TEXT NOT NULL DEFAULT '',
     numbers_sig         TEXT NOT NULL DEFAULT '',
+    rev                 INTEGER NOT NULL DEFAULT 0,
     decay_base          REAL,
     invalidated_reason  TEXT,
     invalidated_at      TEXT
@@ -64,6 +66,7 @@ CREATE INDEX idx_mem_type       ON memories(type);
 CREATE INDEX idx_mem_hash       ON memories(content_hash, collection) WHERE content_hash IS NOT NULL;
 CREATE INDEX idx_mem_dedup      ON memories(collection, numbers_sig, term_count)
     WHERE status = 'active' AND type = 'fact';
+CREATE INDEX idx_mem_rev        ON memories(rev);
 CREATE INDEX idx_mem_no_embed   ON memories(collection) WHERE embedding IS NULL AND status = 'active';
 
 CREATE TABLE sessions (

@@ -1,0 +1,254 @@
+//! In-process BM25 index of the active memories, one per open handle.
+//!
+//! FTS5 scores every match of a query before it returns the first row, which at
+//! 10k memories and a few common words costs milliseconds. This index scores the
+//! postings of the query's words into a dense accumulator instead (tens of µs).
+//!
+//! The SQLite file stays the source of truth. Every write that changes what is
+//! searchable (insert, content update, forget, supersede) stamps the row with the
+//! next `rev` (an indexed, monotonically increasing column, assigned inside the
+//! write transaction, so it is ordered across processes). Before ranking, a
+//! reader compares `max(rev)` with the index's and applies the newer rows — its
+//! own writes and other processes' alike. The first sync builds the whole index
+//! (`rm_open_options.preload` does it during open).
+//!
+//! Words are those of [`crate::text`] (lowercased, Chinese segmented by jieba),
+//! English words stemmed with Snowball English, so "grasping" finds "grasp".
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use parking_lot::RwLock;
+use rusqlite::{params, Connection};
+use rust_stemmers::{Algorithm, Stemmer};
+
+use crate::error::Result;
+use crate::text;
+
+/// BM25 parameters (the usual values, as FTS5 uses).
+const K1: f32 = 1.2;
+const B: f32 = 0.75;
+
+/// Normalises one word as both the index and queries see it.
+pub fn term(word: &str) -> String {
+    static STEMMER: OnceLock<Stemmer> = OnceLock::new();
+    if word.bytes().all(|b| b.is_ascii_lowercase()) {
+        STEMMER.get_or_init(|| Stemmer::create(Algorithm::English)).stem(word).into_owned()
+    } else {
+        word.to_string()
+    }
+}
+
+struct Doc {
+    id: i64,
+    collection: u32,
+    len: u32,
+    live: bool,
+    /// (term id, term frequency): kept to rebuild postings when compacting.
+    terms: Vec<(u32, u16)>,
+}
+
+#[derive(Default)]
+struct Inner {
+    /// Highest `rev` applied; `None` before the first sync.
+    rev: Option<i64>,
+    term_ids: HashMap<String, u32>,
+    postings: Vec<Vec<(u32, u16)>>,
+    collections: HashMap<String, u32>,
+    docs: Vec<Doc>,
+    by_id: HashMap<i64, u32>,
+    live: u32,
+    total_len: u64,
+}
+
+/// The index of one handle. Thread-safe: ranking takes a read lock, syncing a
+/// short write lock.
+#[derive(Default)]
+pub struct TextIndex {
+    inner: RwLock<Inner>,
+}
+
+impl TextIndex {
+    /// Applies every searchable change newer than the index. `conn` should be in the
+    /// read transaction the caller ranks in.
+    pub fn sync(&self, conn: &Connection) -> Result<()> {
+        let head: i64 = conn
+            .prepare_cached("SELECT coalesce(max(rev), 0) FROM memories")?
+            .query_row([], |r| r.get(0))?;
+        if self.inner.read().rev.is_some_and(|r| r >= head) {
+            return Ok(());
+        }
+        let mut inner = self.inner.write();
+        let from = match inner.rev {
+            Some(r) if r >= head => return Ok(()), // another thread synced meanwhile
+            Some(r) => r,
+            None => -1,
+        };
+        let mut st = conn.prepare_cached(
+            "SELECT id, collection, status = 'active', content FROM memories WHERE rev > ?1 AND rev <= ?2",
+        )?;
+        let mut rows = st.query(params![from, head])?;
+        while let Some(r) = rows.next()? {
+            let id: i64 = r.get(0)?;
+            inner.remove(id);
+            if r.get::<_, bool>(2)? {
+                let collection: String = r.get(1)?;
+                let content: String = r.get(3)?;
+                inner.add(id, &collection, &content);
+            }
+        }
+        inner.rev = Some(head);
+        if inner.docs.len() > 1024 && inner.live < inner.docs.len() as u32 / 2 {
+            inner.compact();
+        }
+        Ok(())
+    }
+
+    /// Memory ids of `collection` matching any of `words`, best BM25 score first
+    /// (ties: newest first), with their scores.
+    pub fn rank(&self, collection: &str, words: &[String]) -> Vec<(i64, f64)> {
+        let inner = self.inner.read();
+        let Some(&coll) = inner.collections.get(collection) else { return Vec::new() };
+        if inner.live == 0 {
+            return Vec::new();
+        }
+        let n = inner.live as f32;
+        let avg_len = (inner.total_len as f32 / n).max(1.0);
+        let mut acc = vec![0f32; inner.docs.len()];
+        let mut touched: Vec<u32> = Vec::new();
+        let mut seen_terms = Vec::new();
+        for w in words {
+            let Some(&t) = inner.term_ids.get(&term(w)) else { continue };
+            if seen_terms.contains(&t) {
+                continue;
+            }
+            seen_terms.push(t);
+            let list = &inner.postings[t as usize];
+            let df = list.iter().filter(|(d, _)| inner.docs[*d as usize].live).count() as f32;
+            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            for &(d, tf) in list {
+                let doc = &inner.docs[d as usize];
+                if !doc.live || doc.collection != coll {
+                    continue;
+                }
+                let tf = tf as f32;
+                let norm = tf + K1 * (1.0 - B + B * doc.len as f32 / avg_len);
+                if acc[d as usize] == 0.0 {
+                    touched.push(d);
+                }
+                acc[d as usize] += idf * tf * (K1 + 1.0) / norm;
+            }
+        }
+        let mut out: Vec<(i64, f64)> =
+            touched.into_iter().map(|d| (inner.docs[d as usize].id, acc[d as usize] as f64)).collect();
+        out.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+        out
+    }
+
+    /// Live documents (for tests and diagnostics).
+    pub fn len(&self) -> usize {
+        self.inner.read().live as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl Inner {
+    fn add(&mut self, id: i64, collection: &str, content: &str) {
+        let mut counts: HashMap<u32, u16> = HashMap::new();
+        let mut len = 0u32;
+        text::for_each_word(content, |w| {
+            let t = term(w);
+            let next = self.term_ids.len() as u32;
+            let tid = *self.term_ids.entry(t).or_insert(next);
+            if tid as usize == self.postings.len() {
+                self.postings.push(Vec::new());
+            }
+            let c = counts.entry(tid).or_insert(0);
+            *c = c.saturating_add(1);
+            len += 1;
+        });
+        let next = self.collections.len() as u32;
+        let coll = *self.collections.entry(collection.to_string()).or_insert(next);
+        let d = self.docs.len() as u32;
+        let mut terms: Vec<(u32, u16)> = counts.into_iter().collect();
+        terms.sort_unstable();
+        for &(t, tf) in &terms {
+            self.postings[t as usize].push((d, tf));
+        }
+        self.docs.push(Doc { id, collection: coll, len, live: true, terms });
+        self.by_id.insert(id, d);
+        self.live += 1;
+        self.total_len += len as u64;
+    }
+
+    fn remove(&mut self, id: i64) {
+        if let Some(d) = self.by_id.remove(&id) {
+            let doc = &mut self.docs[d as usize];
+            doc.live = false;
+            self.live -= 1;
+            self.total_len -= doc.len as u64;
+        }
+    }
+
+    /// Drops dead documents and rebuilds the postings from the live ones.
+    fn compact(&mut self) {
+        let docs = std::mem::take(&mut self.docs);
+        self.postings.iter_mut().for_each(Vec::clear);
+        self.by_id.clear();
+        for doc in docs.into_iter().filter(|d| d.live) {
+            let d = self.docs.len() as u32;
+            for &(t, tf) in &doc.terms {
+                self.postings[t as usize].push((d, tf));
+            }
+            self.by_id.insert(doc.id, d);
+            self.docs.push(doc);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn index(docs: &[(i64, &str, &str)]) -> Inner {
+        let mut i = Inner::default();
+        for (id, c, text) in docs {
+            i.add(*id, c, text);
+        }
+        i
+    }
+
+    fn rank(i: Inner, coll: &str, q: &str) -> Vec<i64> {
+        let idx = TextIndex { inner: RwLock::new(i) };
+        idx.rank(coll, &text::query_words(q)).into_iter().map(|x| x.0).collect()
+    }
+
+    #[test]
+    fn stems_and_ranks_by_bm25() {
+        let i = index(&[
+            (1, "a", "grasping the red mug worked"),
+            (2, "a", "navigation to the dock"),
+            (3, "a", "grasp grasp grasp the mug"),
+            (4, "b", "grasp in another collection"),
+        ]);
+        assert_eq!(rank(i, "a", "grasp"), vec![3, 1]);
+    }
+
+    #[test]
+    fn removed_and_compacted_documents_leave_results() {
+        let mut i = index(&[(1, "a", "mug on table"), (2, "a", "mug in sink"), (3, "a", "cup")]);
+        i.remove(1);
+        i.compact();
+        assert_eq!(i.docs.len(), 2);
+        assert_eq!(rank(i, "a", "mug"), vec![2]);
+    }
+
+    #[test]
+    fn chinese_words_are_indexed() {
+        let i = index(&[(1, "a", "抓取杯子成功"), (2, "a", "导航到充电桩")]);
+        assert_eq!(rank(i, "a", "杯子"), vec![1]);
+    }
+}
