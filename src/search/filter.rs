@@ -4,6 +4,9 @@
 //! Both are parsed and validated once per recall; unknown operators, more than 10
 //! conditions or a malformed target are errors, never silently ignored.
 
+use std::collections::BTreeMap;
+
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
@@ -23,6 +26,27 @@ fn parse_path(field: &str, path: &str) -> Result<DotPath> {
 /// non-object is met on the way.
 pub fn resolve<'a>(root: &'a Value, path: &[String]) -> Option<&'a Value> {
     path.iter().try_fold(root, |cur, key| cur.as_object()?.get(key))
+}
+
+/// A context JSON split at its top level only: the sub-documents stay raw text
+/// and a lookup parses just the one it needs (recall evaluates many contexts and
+/// reads one or two paths of each).
+pub struct LazyContext<'a> {
+    top: BTreeMap<String, &'a RawValue>,
+}
+
+impl<'a> LazyContext<'a> {
+    /// An unparsable or non-object context has no paths.
+    pub fn new(json: &'a str) -> LazyContext<'a> {
+        LazyContext { top: serde_json::from_str(json).unwrap_or_default() }
+    }
+
+    /// The value at `path`, parsed.
+    pub fn lookup(&self, path: &[String]) -> Option<Value> {
+        let (first, rest) = path.split_first()?;
+        let sub: Value = serde_json::from_str(self.top.get(first)?.get()).ok()?;
+        resolve(&sub, rest).cloned()
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -81,9 +105,14 @@ impl ContextFilter {
 
     /// True when every condition holds for `ctx`. A missing path never matches.
     pub fn matches(&self, ctx: &Value) -> bool {
-        self.conds.iter().all(|(path, ops)| match resolve(ctx, path) {
+        self.matches_with(|p| resolve(ctx, p).cloned())
+    }
+
+    /// As [`matches`](Self::matches), reading paths through `get`.
+    pub fn matches_with(&self, get: impl Fn(&[String]) -> Option<Value>) -> bool {
+        self.conds.iter().all(|(path, ops)| match get(path) {
             None => false,
-            Some(actual) => ops.iter().all(|(op, expected)| compare(*op, actual, expected)),
+            Some(actual) => ops.iter().all(|(op, expected)| compare(*op, &actual, expected)),
         })
     }
 }
@@ -168,7 +197,16 @@ impl SpatialSort {
     /// Distance from the coordinates at `field` to the target; infinity when the
     /// field is missing, not an array of numbers, or of another dimension.
     pub fn distance(&self, ctx: &Value) -> f64 {
-        let Some(Value::Array(a)) = resolve(ctx, &self.field) else { return f64::INFINITY };
+        self.distance_of(resolve(ctx, &self.field))
+    }
+
+    /// As [`distance`](Self::distance), for a lazily parsed context.
+    pub fn distance_lazy(&self, ctx: &LazyContext) -> f64 {
+        self.distance_of(ctx.lookup(&self.field).as_ref())
+    }
+
+    fn distance_of(&self, v: Option<&Value>) -> f64 {
+        let Some(Value::Array(a)) = v else { return f64::INFINITY };
         if a.len() != self.target.len() {
             return f64::INFINITY;
         }
@@ -185,5 +223,31 @@ impl SpatialSort {
     /// Whether a memory at `distance` passes the optional cutoff.
     pub fn within(&self, distance: f64) -> bool {
         self.max_distance.is_none_or(|m| distance <= m)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lazy_context_agrees_with_the_parsed_tree() {
+        let text = r#"{"task": {"success": true, "steps": 38}, "spatial": {"p": [3, 4]}, "robot": "ur5e"}"#;
+        let tree: Value = serde_json::from_str(text).unwrap();
+        let lazy = LazyContext::new(text);
+        for spec in [
+            r#"{"task.success": true}"#,
+            r#"{"task.steps": {"$gte": 39}}"#,
+            r#"{"task.steps": {"$lt": 39, "$gt": 1}, "robot": "ur5e"}"#,
+            r#"{"robot.type": "ur5e"}"#,
+            r#"{"missing": {"$ne": 1}}"#,
+        ] {
+            let f = ContextFilter::parse(spec).unwrap();
+            assert_eq!(f.matches(&tree), f.matches_with(|p| lazy.lookup(p)), "{spec}");
+        }
+        let s = SpatialSort::parse(r#"{"field": "spatial.p", "target": [0, 0]}"#).unwrap();
+        assert_eq!(s.distance(&tree), 5.0);
+        assert_eq!(s.distance_lazy(&lazy), 5.0);
+        assert!(LazyContext::new("not json").lookup(&["a".into()]).is_none());
     }
 }

@@ -25,7 +25,7 @@ use serde_json::Value;
 
 use crate::error::Result;
 use crate::types::SearchMode;
-pub use filter::{ContextFilter, SpatialSort};
+pub use filter::{ContextFilter, LazyContext, SpatialSort};
 
 /// Weight of memories whose context says `env.sim_or_real == "real"`.
 pub const REAL_WORLD_BOOST: f64 = 1.5;
@@ -102,12 +102,12 @@ pub fn run(conn: &Connection, index: &index::TextIndex, plan: &Plan) -> Result<(
         }
         let mut distance = None;
         if let Some(text) = &c.context {
-            let ctx: Value = serde_json::from_str(text).unwrap_or(Value::Null);
-            if plan.filter.as_ref().is_some_and(|f| !f.matches(&ctx)) {
+            let ctx = LazyContext::new(text);
+            if plan.filter.as_ref().is_some_and(|f| !f.matches_with(|p| ctx.lookup(p))) {
                 return Ok(true);
             }
             if let Some(s) = &plan.spatial {
-                let d = s.distance(&ctx);
+                let d = s.distance_lazy(&ctx);
                 if !s.within(d) {
                     return Ok(true);
                 }
