@@ -54,6 +54,8 @@ struct Inner {
     rev: Option<i64>,
     term_ids: HashMap<String, u32>,
     postings: Vec<Vec<(u32, u16)>>,
+    /// Live documents per term.
+    df: Vec<u32>,
     collections: HashMap<String, u32>,
     docs: Vec<Doc>,
     by_id: HashMap<i64, u32>,
@@ -106,11 +108,11 @@ impl TextIndex {
 
     /// Memory ids of `collection` matching any of `words`, best BM25 score first
     /// (ties: newest first), with their scores.
-    pub fn rank(&self, collection: &str, words: &[String]) -> Vec<(i64, f64)> {
+    pub fn rank(&self, collection: &str, words: &[String]) -> Ranking {
         let inner = self.inner.read();
-        let Some(&coll) = inner.collections.get(collection) else { return Vec::new() };
+        let Some(&coll) = inner.collections.get(collection) else { return Ranking::default() };
         if inner.live == 0 {
-            return Vec::new();
+            return Ranking::default();
         }
         let n = inner.live as f32;
         let avg_len = (inner.total_len as f32 / n).max(1.0);
@@ -124,7 +126,7 @@ impl TextIndex {
             }
             seen_terms.push(t);
             let list = &inner.postings[t as usize];
-            let df = list.iter().filter(|(d, _)| inner.docs[*d as usize].live).count() as f32;
+            let df = inner.df[t as usize] as f32;
             let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
             for &(d, tf) in list {
                 let doc = &inner.docs[d as usize];
@@ -139,10 +141,11 @@ impl TextIndex {
                 acc[d as usize] += idf * tf * (K1 + 1.0) / norm;
             }
         }
-        let mut out: Vec<(i64, f64)> =
-            touched.into_iter().map(|d| (inner.docs[d as usize].id, acc[d as usize] as f64)).collect();
-        out.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
-        out
+        Ranking {
+            items: touched.into_iter().map(|d| (inner.docs[d as usize].id, acc[d as usize] as f64)).collect(),
+            sorted: 0,
+            next: 0,
+        }
     }
 
     /// Live documents (for tests and diagnostics).
@@ -152,6 +155,40 @@ impl TextIndex {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+/// Ranked matches, sorted lazily in growing chunks: a recall usually consumes a
+/// handful of the thousands of matches a common word has.
+#[derive(Default)]
+pub struct Ranking {
+    items: Vec<(i64, f64)>,
+    /// `items[..sorted]` is in final order.
+    sorted: usize,
+    next: usize,
+}
+
+fn better(a: &(i64, f64), b: &(i64, f64)) -> std::cmp::Ordering {
+    b.1.total_cmp(&a.1).then(b.0.cmp(&a.0))
+}
+
+impl Iterator for Ranking {
+    type Item = (i64, f64);
+    fn next(&mut self) -> Option<(i64, f64)> {
+        if self.next == self.sorted {
+            let rest = &mut self.items[self.sorted..];
+            if rest.is_empty() {
+                return None;
+            }
+            let chunk = (self.sorted.max(32)).min(rest.len());
+            if chunk < rest.len() {
+                rest.select_nth_unstable_by(chunk - 1, better);
+            }
+            rest[..chunk].sort_unstable_by(better);
+            self.sorted += chunk;
+        }
+        self.next += 1;
+        Some(self.items[self.next - 1])
     }
 }
 
@@ -165,6 +202,7 @@ impl Inner {
             let tid = *self.term_ids.entry(t).or_insert(next);
             if tid as usize == self.postings.len() {
                 self.postings.push(Vec::new());
+                self.df.push(0);
             }
             let c = counts.entry(tid).or_insert(0);
             *c = c.saturating_add(1);
@@ -177,6 +215,7 @@ impl Inner {
         terms.sort_unstable();
         for &(t, tf) in &terms {
             self.postings[t as usize].push((d, tf));
+            self.df[t as usize] += 1;
         }
         self.docs.push(Doc { id, collection: coll, len, live: true, terms });
         self.by_id.insert(id, d);
@@ -190,6 +229,9 @@ impl Inner {
             doc.live = false;
             self.live -= 1;
             self.total_len -= doc.len as u64;
+            for &(t, _) in &doc.terms {
+                self.df[t as usize] -= 1;
+            }
         }
     }
 
@@ -223,7 +265,7 @@ mod tests {
 
     fn rank(i: Inner, coll: &str, q: &str) -> Vec<i64> {
         let idx = TextIndex { inner: RwLock::new(i) };
-        idx.rank(coll, &text::query_words(q)).into_iter().map(|x| x.0).collect()
+        idx.rank(coll, &text::query_words(q)).map(|x| x.0).collect()
     }
 
     #[test]
@@ -244,6 +286,15 @@ mod tests {
         i.compact();
         assert_eq!(i.docs.len(), 2);
         assert_eq!(rank(i, "a", "mug"), vec![2]);
+    }
+
+    #[test]
+    fn lazy_ranking_is_a_full_sort() {
+        let items: Vec<(i64, f64)> = (0..1000).map(|i| (i, ((i * 7919) % 101) as f64)).collect();
+        let mut expect = items.clone();
+        expect.sort_by(better);
+        let got: Vec<(i64, f64)> = Ranking { items, sorted: 0, next: 0 }.collect();
+        assert_eq!(got, expect);
     }
 
     #[test]
