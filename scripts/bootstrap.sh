@@ -4,7 +4,7 @@
 set -euo pipefail
 
 need=()
-for tool in cmake pkg-config cc c++ make; do
+for tool in cmake pkg-config cc c++ make valgrind; do
     command -v "$tool" >/dev/null 2>&1 || need+=("$tool")
 done
 if ((${#need[@]})); then
