@@ -2,9 +2,11 @@
 //! (embeddings issue).
 //!
 //! A near-duplicate is the same fact written again: word-set Jaccard > 0.70, the
-//! same numbers, the same success/failure outcome, and one text's words contain
-//! the other's (words were added or dropped, none substituted: "grasp of blue tray"
-//! is not "grasp of blue apple", "12.5N" is not "15N", "succeeded" is not "failed").
+//! same numbers, the same success/failure outcome, one text's words contain the
+//! other's, in the same order (words were added or dropped, none substituted or
+//! moved: "grasp of blue tray" is not "grasp of blue apple", "12.5N" is not "15N",
+//! "succeeded" is not "failed", "from the door to the bench" is not "from the
+//! bench to the door").
 //! Being wrong here would lose a memory, so the rule is conservative.
 //!
 //! The check is exact, symmetric and fast: duplicates share their numbers, so
@@ -56,6 +58,8 @@ fn hash_parts(parts: &[&[u8]]) -> String {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Terms {
     pub set: BTreeSet<String>,
+    /// The words of `set` in order of first occurrence.
+    pub order: Vec<String>,
     /// Canonical numbers of the text, sorted.
     pub numbers: Vec<String>,
     /// -1 failure, 1 success, 0 neither (see [`outcome`]).
@@ -64,12 +68,13 @@ pub struct Terms {
 
 impl Terms {
     pub fn of(content: &str) -> Terms {
-        Terms::new(text::term_set(content), text::numbers(content))
+        Terms::new(text::term_sequence(content), text::numbers(content))
     }
 
-    fn new(set: BTreeSet<String>, numbers: Vec<String>) -> Terms {
+    fn new(order: Vec<String>, numbers: Vec<String>) -> Terms {
+        let set: BTreeSet<String> = order.iter().cloned().collect();
         let outcome = outcome(&set);
-        Terms { set, numbers, outcome }
+        Terms { set, order, numbers, outcome }
     }
 
     /// Rebuilds the terms of a stored memory from its `terms` and `numbers_sig` columns.
@@ -80,9 +85,9 @@ impl Terms {
         )
     }
 
-    /// The word set as stored (space-separated, sorted).
+    /// The words as stored (space-separated, in order of first occurrence).
     pub fn stored(&self) -> String {
-        self.set.iter().map(String::as_str).collect::<Vec<_>>().join(" ")
+        self.order.join(" ")
     }
 
     /// The numbers as stored and indexed (space-separated, sorted; "" when none).
@@ -103,7 +108,15 @@ impl Terms {
     pub fn duplicate_similarity(&self, other: &Terms) -> Option<f64> {
         let nested = self.set.is_subset(&other.set) || other.set.is_subset(&self.set);
         let j = text::jaccard_sets(&self.set, &other.set);
-        (j > JACCARD_THRESHOLD && nested && self.same_facts(other)).then_some(j)
+        (j > JACCARD_THRESHOLD && nested && self.same_facts(other) && self.same_order(other)).then_some(j)
+    }
+
+    /// Whether the words the two texts share appear in the same order in both.
+    fn same_order(&self, other: &Terms) -> bool {
+        fn shared<'a>(a: &'a Terms, b: &Terms) -> Vec<&'a String> {
+            a.order.iter().filter(|w| b.set.contains(*w)).collect()
+        }
+        shared(self, other) == shared(other, self)
     }
 }
 
@@ -200,6 +213,9 @@ mod tests {
         let e = Terms::of("xArm7 succeeded grasping the can from the top shelf quickly");
         assert!(c.duplicate_similarity(&e).is_some(), "an added word is the same fact");
         assert_eq!(Terms::from_stored(&c.stored(), &c.signature()), c);
+        let f = Terms::of("导航到实验室门口用时61.8秒，成功，从工作台出发");
+        let g = Terms::of("导航到工作台用时61.8秒，成功，从实验室门口出发");
+        assert!(f.duplicate_similarity(&g).is_none(), "same words, opposite route");
     }
 
     #[test]

@@ -174,13 +174,18 @@ pub fn fts_query(query: &str) -> Option<String> {
 
 /// The set of meaningful words dedup and consolidation compare.
 pub fn term_set(text: &str) -> BTreeSet<String> {
-    let mut set = BTreeSet::new();
+    term_sequence(text).into_iter().collect()
+}
+
+/// The same words as [`term_set`], each once, in order of first occurrence.
+pub fn term_sequence(text: &str) -> Vec<String> {
+    let mut seq: Vec<String> = Vec::new();
     for_each_word(text, |w| {
-        if is_significant(w) && !is_stopword(w) {
-            set.insert(w.to_string());
+        if is_significant(w) && !is_stopword(w) && !seq.iter().any(|x| x == w) {
+            seq.push(w.to_string());
         }
     });
-    set
+    seq
 }
 
 /// Jaccard similarity of two term sets; 0 when both are empty.

@@ -239,3 +239,29 @@ fn perceptions_are_observations_unless_their_text_says_more() {
         .unwrap();
     assert_eq!(db.get(p.memory_id).unwrap().category, "observation");
 }
+
+#[test]
+fn dedup_verdicts_are_symmetric() {
+    let pairs = [
+        ("grasp of red mug succeeded at 12.5N, approach 30deg", "Grasp of the red mug succeeded at 12.5N, approach 30deg!"),
+        ("grasp of red mug succeeded at 12.5N", "grasp of red mug succeeded at 15N"),
+        ("grasp of blue tray succeeded with vacuum gripper on belt", "grasp of blue apple succeeded with vacuum gripper on belt"),
+        ("xArm7 succeeded grasping the can from the top shelf", "xArm7 failed grasping the can from the top shelf"),
+        ("navigate from dock to door took 61.8 s", "navigate from door to dock took 61.8 s"),
+        ("hello world test content", "hello world test content extra"),
+        ("抓取白色海绵成功，夹持力34.1牛", "抓取白色海绵成功，夹持力34.1牛。"),
+    ];
+    for (a, b) in pairs {
+        let verdict = |first: &str, second: &str| {
+            let db = db();
+            learn(&db, first);
+            learn(&db, second).duplicate.map(|d| (d.method, (d.similarity * 1e6).round()))
+        };
+        assert_eq!(verdict(a, b), verdict(b, a), "{a:?} / {b:?}");
+    }
+    let db = db();
+    learn(&db, "hello world test content");
+    assert!(learn(&db, "hello world test content extra").duplicate.is_some(), "added word: duplicate");
+    learn(&db, "navigate from dock to door took 61.8 s");
+    assert!(learn(&db, "navigate from door to dock took 61.8 s").duplicate.is_none(), "moved words: different");
+}
