@@ -63,6 +63,11 @@
 // Conditions in one context_filter.
 #define RM_MAX_FILTER_CONDITIONS 10
 
+// User tags on one memory, and characters of one tag.
+#define MAX_USER_TAGS 20
+
+#define MAX_TAG_CHARS 64
+
 // Results of one recall.
 #define RM_MAX_RESULTS 100
 
@@ -271,6 +276,10 @@ typedef struct rm_learn_options {
   const char *collection;
   // Session from rm_start_session(). NULL or blank: none.
   const char *session_id;
+  // User tags (UTF-8, normalised: "Robot Arm" → "robot_arm"; at most 20 of 1–64
+  // characters), kept when the memory is updated. NULL with tag_count 0: none.
+  const char *const *tags;
+  size_t tag_count;
 } rm_learn_options;
 
 // Result of rm_learn(). Free with rm_learn_result_free().
@@ -286,6 +295,7 @@ typedef struct rm_learn_result {
   const char *category;
   // Estimated confidence of the insight, 0.80–0.95.
   double confidence;
+  // Automatic tags followed by the user tags.
   const char *const *tags;
   size_t tag_count;
   const char *const *scope_files;
@@ -383,6 +393,9 @@ typedef struct rm_perception_options {
   const char *context;
   const char *collection;
   const char *session_id;
+  // User tags, as for rm_learn_options.
+  const char *const *tags;
+  size_t tag_count;
 } rm_perception_options;
 
 // Result of rm_save_perception(). Free with rm_perception_result_free().
@@ -531,7 +544,7 @@ rm_status rm_learn_options_init(struct rm_learn_options *opts);
 // NULL. `out` may be NULL when the result is not needed.
 //
 // Errors: RM_INVALID_ARGUMENT (NULL/blank/oversize insight, invalid UTF-8, context
-// that starts like JSON but does not parse, context > 64 KiB), RM_NOT_FOUND
+// that starts like JSON but does not parse, context > 64 KiB, bad tags), RM_NOT_FOUND
 // (unknown session_id), RM_INVALID_STATE (the session has ended), RM_CLOSED,
 // RM_BUSY, RM_FULL, RM_IO.
 // Ownership: free *out with rm_learn_result_free(). Thread-safe.

@@ -30,6 +30,7 @@ type PerceptionParts<'a> = (PerceptionType, Option<&'a [u8]>, Option<&'a str>);
 
 /// The caller-given fields of a new memory besides its text.
 struct DraftRequest<'a> {
+    tags: &'a [&'a str],
     context: Option<&'a str>,
     collection: Option<&'a str>,
     session_id: Option<&'a str>,
@@ -43,6 +44,7 @@ struct Draft<'a> {
     kind: MemoryKind,
     content: &'a str,
     perception: Option<PerceptionParts<'a>>,
+    user_tags: Vec<String>,
     cls: classify::Classification,
     ctx_json: String,
     is_real: bool,
@@ -129,6 +131,7 @@ impl Db {
         let collection = self.collection(req.collection)?;
         let session = limits::optional_session(req.session_id)?;
         let ctx_text = limits::context("context", req.context)?;
+        let user_tags = limits::user_tags(req.tags)?;
         let mut cls = classify::classify(content, &ctx_text);
         let (source, hash) = match req.perception {
             None => ("learn_tool", dedup::fact_hash(content)),
@@ -146,6 +149,7 @@ impl Db {
             kind,
             content,
             perception: req.perception,
+            user_tags,
             is_real: search::is_real_world(&ctx),
             ctx_json: serde_json::to_string(&ctx)?,
             cls,
@@ -189,6 +193,7 @@ impl Db {
             };
             let id = memory::insert(tx, &new)?;
             memory::set_auto_tags(tx, id, &d.cls.tags)?;
+            memory::add_user_tags(tx, id, &d.user_tags)?;
             Ok((id, None))
         })
     }
@@ -196,7 +201,13 @@ impl Db {
     /// Stores an experience, unless an equivalent one exists (then reports it).
     pub fn learn(&self, req: &LearnRequest) -> Result<LearnOutcome> {
         let insight = limits::required_text("insight", req.insight, 1, MAX_CONTENT_CHARS)?;
-        let fields = DraftRequest { context: req.context, collection: req.collection, session_id: req.session_id, perception: None };
+        let fields = DraftRequest {
+            tags: req.tags,
+            context: req.context,
+            collection: req.collection,
+            session_id: req.session_id,
+            perception: None,
+        };
         let d = self.draft(MemoryKind::Fact, insight, fields)?;
         let (memory_id, duplicate) = self.store_draft(&d, |tx, d| match dedup::exact(tx, d.collection, &d.hash, None)? {
             Some(x) => Ok(Some(x)),
@@ -207,7 +218,7 @@ impl Db {
             duplicate,
             category: d.cls.category.to_string(),
             confidence: d.cls.confidence,
-            tags: d.cls.tags,
+            tags: d.cls.tags.into_iter().chain(d.user_tags).collect(),
             scope_files: d.cls.scope.files,
         })
     }
@@ -242,6 +253,7 @@ impl Db {
         };
         let ptype = req.perception_type;
         let fields = DraftRequest {
+            tags: req.tags,
             context: req.context,
             collection: req.collection,
             session_id: req.session_id,

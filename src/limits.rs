@@ -25,6 +25,30 @@ pub const MAX_REASON_CHARS: usize = 500;
 pub const MAX_FILTER_BYTES: usize = 16 * 1024;
 /// Conditions in one context_filter.
 pub const MAX_FILTER_CONDITIONS: usize = 10;
+/// User tags on one memory, and characters of one tag.
+pub const MAX_USER_TAGS: usize = 20;
+pub const MAX_TAG_CHARS: usize = 64;
+
+/// Normalises user tags ("Robot Arm" → "robot_arm"), dropping repeats.
+pub fn user_tags(tags: &[&str]) -> Result<Vec<String>> {
+    if tags.len() > MAX_USER_TAGS {
+        return Err(Error::invalid(format!("{} tags given; the limit is {MAX_USER_TAGS}", tags.len())));
+    }
+    let mut out: Vec<String> = Vec::with_capacity(tags.len());
+    for t in tags {
+        let n = crate::classify::normalize_tag(t);
+        if n.is_empty() || n.chars().count() > MAX_TAG_CHARS || n.chars().any(char::is_control) {
+            return Err(Error::invalid(format!(
+                "tag {t:?} must have 1 to {MAX_TAG_CHARS} characters and no control characters"
+            )));
+        }
+        if !out.contains(&n) {
+            out.push(n);
+        }
+    }
+    Ok(out)
+}
+
 /// Results of one recall.
 pub const MAX_RESULTS: i64 = 100;
 

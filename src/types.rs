@@ -149,6 +149,8 @@ pub struct LearnRequest<'a> {
     pub context: Option<&'a str>,
     pub collection: Option<&'a str>,
     pub session_id: Option<&'a str>,
+    /// User tags (normalised: "Robot Arm" → "robot_arm"; at most 20), kept across updates.
+    pub tags: &'a [&'a str],
 }
 
 /// What [`crate::Db::learn`] did.
@@ -160,6 +162,7 @@ pub struct LearnOutcome {
     pub duplicate: Option<Duplicate>,
     pub category: String,
     pub confidence: f64,
+    /// Automatic tags followed by the user tags.
     pub tags: Vec<String>,
     pub scope_files: Vec<String>,
 }
@@ -178,6 +181,8 @@ pub struct PerceptionRequest<'a> {
     pub context: Option<&'a str>,
     pub collection: Option<&'a str>,
     pub session_id: Option<&'a str>,
+    /// User tags, as for learn.
+    pub tags: &'a [&'a str],
 }
 
 #[derive(Debug, Clone, PartialEq)]

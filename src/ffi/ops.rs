@@ -26,6 +26,24 @@ pub struct rm_learn_options {
     pub collection: *const c_char,
     /// Session from rm_start_session(). NULL or blank: none.
     pub session_id: *const c_char,
+    /// User tags (UTF-8, normalised: "Robot Arm" → "robot_arm"; at most 20 of 1–64
+    /// characters), kept when the memory is updated. NULL with tag_count 0: none.
+    pub tags: *const *const c_char,
+    pub tag_count: usize,
+}
+
+/// Reads a caller's tag array.
+///
+/// # Safety
+/// `tags` is NULL or points to `count` string pointers valid for the call.
+unsafe fn tag_list<'a>(tags: *const *const c_char, count: usize) -> Result<Vec<&'a str>, Error> {
+    if count > crate::limits::MAX_USER_TAGS {
+        return Err(Error::invalid(format!("tag_count {count} exceeds {}", crate::limits::MAX_USER_TAGS)));
+    }
+    if tags.is_null() {
+        return if count == 0 { Ok(Vec::new()) } else { Err(Error::invalid("tags is NULL but tag_count is not 0")) };
+    }
+    (0..count).map(|i| req_str(*tags.add(i), "tags[i]")).collect()
 }
 
 /// Sets every field of `opts` to its default (all NULL).
@@ -35,7 +53,13 @@ pub struct rm_learn_options {
 pub unsafe extern "C" fn rm_learn_options_init(opts: *mut rm_learn_options) -> rm_status {
     guard(|| {
         out_ptr(opts, "opts")?;
-        let d = rm_learn_options { context: std::ptr::null(), collection: std::ptr::null(), session_id: std::ptr::null() };
+        let d = rm_learn_options {
+            context: std::ptr::null(),
+            collection: std::ptr::null(),
+            session_id: std::ptr::null(),
+            tags: std::ptr::null(),
+            tag_count: 0,
+        };
         // SAFETY: checked non-NULL.
         unsafe { opts.write(d) };
         Ok(())
@@ -51,7 +75,7 @@ pub unsafe extern "C" fn rm_learn_options_init(opts: *mut rm_learn_options) -> r
 /// NULL. `out` may be NULL when the result is not needed.
 ///
 /// Errors: RM_INVALID_ARGUMENT (NULL/blank/oversize insight, invalid UTF-8, context
-/// that starts like JSON but does not parse, context > 64 KiB), RM_NOT_FOUND
+/// that starts like JSON but does not parse, context > 64 KiB, bad tags), RM_NOT_FOUND
 /// (unknown session_id), RM_INVALID_STATE (the session has ended), RM_CLOSED,
 /// RM_BUSY, RM_FULL, RM_IO.
 /// Ownership: free *out with rm_learn_result_free(). Thread-safe.
@@ -66,11 +90,14 @@ pub unsafe extern "C" fn rm_learn(
         let db = super::db(db)?;
         let insight = req_str(insight, "insight")?;
         let mut req = LearnRequest { insight, ..Default::default() };
+        let mut tags = Vec::new();
         if let Some(o) = opts.as_ref() {
             req.context = opt_str(o.context, "opts.context")?;
             req.collection = opt_str(o.collection, "opts.collection")?;
             req.session_id = opt_str(o.session_id, "opts.session_id")?;
+            tags = tag_list(o.tags, o.tag_count)?;
         }
+        req.tags = &tags;
         let r = db.learn(&req)?;
         put(out, learn_result(r), LearnBox::into_raw);
         Ok(())
@@ -172,6 +199,9 @@ pub struct rm_perception_options {
     pub context: *const c_char,
     pub collection: *const c_char,
     pub session_id: *const c_char,
+    /// User tags, as for rm_learn_options.
+    pub tags: *const *const c_char,
+    pub tag_count: usize,
 }
 
 /// Sets `opts` to the defaults (visual, no data, everything else NULL).
@@ -189,6 +219,8 @@ pub unsafe extern "C" fn rm_perception_options_init(opts: *mut rm_perception_opt
             context: std::ptr::null(),
             collection: std::ptr::null(),
             session_id: std::ptr::null(),
+            tags: std::ptr::null(),
+            tag_count: 0,
         };
         // SAFETY: checked non-NULL.
         unsafe { opts.write(v) };
@@ -216,7 +248,9 @@ pub unsafe extern "C" fn rm_save_perception(
     guard(|| {
         let db = super::db(db)?;
         let mut req = PerceptionRequest { description: req_str(description, "description")?, ..Default::default() };
+        let mut tags = Vec::new();
         if let Some(o) = opts.as_ref() {
+            tags = tag_list(o.tags, o.tag_count)?;
             let raw = *(std::ptr::addr_of!(o.perception_type) as *const i32);
             req.perception_type = match raw {
                 1 => PerceptionType::Visual,
@@ -242,6 +276,7 @@ pub unsafe extern "C" fn rm_save_perception(
             req.collection = opt_str(o.collection, "opts.collection")?;
             req.session_id = opt_str(o.session_id, "opts.session_id")?;
         }
+        req.tags = &tags;
         let r = db.save_perception(&req)?;
         put(out, perception_result(r), PerceptionBox::into_raw);
         Ok(())

@@ -294,6 +294,7 @@ pub struct rm_learn_result {
     pub category: *const c_char,
     /// Estimated confidence of the insight, 0.80–0.95.
     pub confidence: f64,
+    /// Automatic tags followed by the user tags.
     pub tags: *const *const c_char,
     pub tag_count: usize,
     pub scope_files: *const *const c_char,

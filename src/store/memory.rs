@@ -149,8 +149,19 @@ pub fn find_by_hash(conn: &Connection, collection: &str, hash: &str, exclude: Op
 /// Replaces the automatic tags of a memory (user tags are kept).
 pub fn set_auto_tags(conn: &Connection, id: i64, tags: &[String]) -> Result<()> {
     conn.prepare_cached("DELETE FROM memory_tags WHERE memory_id = ?1 AND source = 'auto'")?.execute([id])?;
+    // OR IGNORE: a user tag of the same name stays a user tag.
     let mut ins =
         conn.prepare_cached("INSERT OR IGNORE INTO memory_tags (memory_id, tag, source) VALUES (?1, ?2, 'auto')")?;
+    for t in tags {
+        ins.execute(params![id, t])?;
+    }
+    Ok(())
+}
+
+/// Adds user tags (a user tag replaces an automatic one of the same name).
+pub fn add_user_tags(conn: &Connection, id: i64, tags: &[String]) -> Result<()> {
+    let mut ins =
+        conn.prepare_cached("INSERT OR REPLACE INTO memory_tags (memory_id, tag, source) VALUES (?1, ?2, 'user')")?;
     for t in tags {
         ins.execute(params![id, t])?;
     }
