@@ -265,6 +265,9 @@ typedef struct rm_open_options {
   // load the Chinese segmenter (~100 ms) and build the in-memory search index
   // (a few µs per stored memory). Default false.
   bool preload;
+  // Largest database file in bytes; 0: no limit but the disk. A write past it
+  // returns RM_FULL and changes nothing. Default 0.
+  uint64_t max_db_bytes;
 } rm_open_options;
 
 // Optional parameters of rm_learn(). Initialise with rm_learn_options_init().

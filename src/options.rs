@@ -43,6 +43,10 @@ pub struct OpenOptions {
     /// load the Chinese segmenter's dictionary (~100 ms, ~30 MB) and build the
     /// in-process search index (a few µs per memory). Default false.
     pub preload: bool,
+    /// Largest database file, in bytes (`None`: no limit but the disk). A write that
+    /// would grow the file past it fails with [`crate::Status::Full`] and changes
+    /// nothing; the database stays usable. Default `None`.
+    pub max_db_bytes: Option<u64>,
 }
 
 impl Default for OpenOptions {
@@ -55,6 +59,7 @@ impl Default for OpenOptions {
             rrf_k: 60.0,
             decay_rate: 0.01,
             preload: false,
+            max_db_bytes: None,
         }
     }
 }

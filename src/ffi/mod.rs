@@ -252,6 +252,9 @@ pub struct rm_open_options {
     /// load the Chinese segmenter (~100 ms) and build the in-memory search index
     /// (a few µs per stored memory). Default false.
     pub preload: bool,
+    /// Largest database file in bytes; 0: no limit but the disk. A write past it
+    /// returns RM_FULL and changes nothing. Default 0.
+    pub max_db_bytes: u64,
 }
 
 /// Fills `opts` with the defaults.
@@ -272,6 +275,7 @@ pub unsafe extern "C" fn rm_open_options_init(opts: *mut rm_open_options) -> rm_
                 rrf_k: d.rrf_k,
                 decay_rate: d.decay_rate,
                 preload: d.preload,
+                max_db_bytes: 0,
             })
         };
         Ok(())
@@ -310,6 +314,7 @@ pub unsafe extern "C" fn rm_open(opts: *const rm_open_options, out_db: *mut *mut
             o.rrf_k = c.rrf_k;
             o.decay_rate = c.decay_rate;
             o.preload = c.preload;
+            o.max_db_bytes = Some(c.max_db_bytes).filter(|&b| b > 0);
         }
         let db = Db::open(o)?;
         let handle = NEXT_HANDLE.fetch_add(0x10, Ordering::Relaxed);

@@ -28,13 +28,25 @@ pub struct Store {
     /// `None` for in-memory databases: every read then uses the writer connection.
     readers: Option<Mutex<Vec<Connection>>>,
     path: Option<PathBuf>,
+    config: ConnConfig,
+}
+
+/// Per-connection settings, applied to every connection the store opens.
+#[derive(Clone, Copy)]
+struct ConnConfig {
     busy_timeout: Duration,
     durability: Durability,
+    /// Largest file size in bytes; writes beyond it fail with `Status::Full`.
+    max_bytes: Option<u64>,
 }
 
 impl Store {
     pub fn open(opts: &OpenOptions) -> Result<Store> {
-        let busy_timeout = Duration::from_millis(opts.busy_timeout_ms as u64);
+        let config = ConnConfig {
+            busy_timeout: Duration::from_millis(opts.busy_timeout_ms as u64),
+            durability: opts.durability,
+            max_bytes: opts.max_db_bytes,
+        };
         let path = match &opts.location {
             Location::InMemory => None,
             Location::Default => Some(default_path()?),
@@ -47,7 +59,7 @@ impl Store {
             Some(p) => open_connection(p)?,
             None => Connection::open_in_memory()?,
         };
-        configure(&writer, busy_timeout, opts.durability)?;
+        configure(&writer, config)?;
         // Reading the header first: a non-SQLite file fails here, before anything is written.
         let header = schema::header(&writer)?;
         schema::check_openable(&header)?;
@@ -62,8 +74,7 @@ impl Store {
             writer: Mutex::new(writer),
             readers: path.as_ref().map(|_| Mutex::new(Vec::new())),
             path,
-            busy_timeout,
-            durability: opts.durability,
+            config,
         };
         if version < schema::SCHEMA_VERSION {
             store.write(|tx| {
@@ -87,7 +98,7 @@ impl Store {
             Some(c) => c,
             None => {
                 let c = open_connection(self.path.as_deref().expect("file store has a path"))?;
-                configure(&c, self.busy_timeout, self.durability)?;
+                configure(&c, self.config)?;
                 c
             }
         };
@@ -128,7 +139,7 @@ impl Store {
                         format!(
                             "database stayed locked by another connection for {} attempts of {} ms: {}",
                             WRITE_ATTEMPTS,
-                            self.busy_timeout.as_millis(),
+                            self.config.busy_timeout.as_millis(),
                             e.message
                         ),
                     ))
@@ -215,15 +226,19 @@ fn open_connection(path: &Path) -> Result<Connection> {
     })
 }
 
-fn configure(conn: &Connection, busy: Duration, durability: Durability) -> Result<()> {
-    conn.busy_timeout(busy)?;
+fn configure(conn: &Connection, c: ConnConfig) -> Result<()> {
+    conn.busy_timeout(c.busy_timeout)?;
     conn.set_prepared_statement_cache_capacity(64);
-    let sync = match durability {
+    let sync = match c.durability {
         Durability::Normal => "NORMAL",
         Durability::Full => "FULL",
     };
     conn.execute_batch(&format!(
         "PRAGMA synchronous = {sync}; PRAGMA temp_store = MEMORY; PRAGMA foreign_keys = OFF;"
     ))?;
+    if let Some(max) = c.max_bytes {
+        let page: i64 = conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
+        conn.execute_batch(&format!("PRAGMA max_page_count = {};", (max / page.max(512) as u64).max(1)))?;
+    }
     Ok(())
 }
