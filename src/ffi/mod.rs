@@ -382,3 +382,24 @@ pub unsafe extern "C" fn rm_string_free(s: *mut c_char) {
         let _ = catch_unwind(|| drop(CString::from_raw(s)));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn last_error() -> String {
+        // SAFETY: rm_last_error never returns NULL and the string lives until the next call.
+        unsafe { CStr::from_ptr(rm_last_error()) }.to_str().unwrap().to_string()
+    }
+
+    #[test]
+    fn a_panic_becomes_rm_panic_and_the_boundary_stays_usable() {
+        assert_eq!(guard(|| panic!("boom {}", 7)), rm_status::RM_PANIC);
+        let msg = last_error();
+        assert!(msg.contains("boom 7") && msg.contains("internal panic"), "{msg}");
+        assert_eq!(guard(|| Ok(())), rm_status::RM_OK);
+        assert_eq!(last_error(), "", "success clears the message");
+        assert_eq!(guard(|| Err(Error::not_found("memory #9 does not exist"))), rm_status::RM_NOT_FOUND);
+        assert_eq!(last_error(), "memory #9 does not exist");
+    }
+}
