@@ -206,3 +206,24 @@ fn search_index_follows_writes_of_other_handles() {
     a.forget(x, "moved").unwrap();
     assert!(recall_b("pallet").is_empty(), "b sees a's forget");
 }
+
+#[test]
+fn truncated_file_is_refused_and_untouched() {
+    let d = temp_dir("truncated");
+    let p = d.join("m.db");
+    {
+        let db = Db::open(OpenOptions::path(&p)).unwrap();
+        for i in 0..1500 {
+            let text = format!("truncation probe {i} at {i}.5 m with payload {}", "x".repeat(i % 50));
+            db.learn(&LearnRequest { insight: &text, ..Default::default() }).unwrap();
+        }
+    } // last close checkpoints the WAL into the file
+    assert!(!d.join("m.db-wal").exists() || std::fs::metadata(d.join("m.db-wal")).unwrap().len() == 0);
+    let full = std::fs::read(&p).unwrap();
+    std::fs::write(&p, &full[..full.len() * 6 / 10]).unwrap();
+    let before = std::fs::read(&p).unwrap();
+    let e = open_err(&p);
+    assert_eq!(e.status, Status::Corrupt, "{e}");
+    assert!(e.message.contains("truncated"), "{e}");
+    assert_eq!(std::fs::read(&p).unwrap(), before);
+}

@@ -54,6 +54,7 @@ impl Store {
         };
         if let Some(p) = &path {
             prepare_file(p, opts.location == Location::Default)?;
+            check_not_truncated(p)?;
         }
         let writer = match &path {
             Some(p) => open_connection(p)?,
@@ -202,6 +203,41 @@ fn prepare_file(path: &Path, create_dir: bool) -> Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
         Err(e) => Err(io_error("cannot create database file", path, e)),
     }
+}
+
+/// Refuses a database file shorter than its own header says, read before SQLite
+/// touches it. Only checked while the WAL holds no frames: then the main file alone
+/// is the database, and a checkpoint (which grows the file) cannot be running.
+fn check_not_truncated(path: &Path) -> Result<()> {
+    use std::io::Read;
+    let wal = PathBuf::from(format!("{}-wal", path.display()));
+    if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 32) {
+        return Ok(());
+    }
+    let mut header = [0u8; 100];
+    let mut f = std::fs::File::open(path).map_err(|e| io_error("cannot read", path, e))?;
+    let len = f.metadata().map_err(|e| io_error("cannot read", path, e))?.len();
+    if len < 100 || f.read_exact(&mut header).is_err() || &header[..16] != b"SQLite format 3\0" {
+        return Ok(()); // empty, new, or not SQLite at all: SQLite's own checks decide
+    }
+    let be32 = |o: usize| u32::from_be_bytes([header[o], header[o + 1], header[o + 2], header[o + 3]]) as u64;
+    let page_size = match u16::from_be_bytes([header[16], header[17]]) {
+        1 => 65536,
+        n => n as u64,
+    };
+    let (change_counter, pages, valid_for) = (be32(24), be32(28), be32(92));
+    if pages > 0 && change_counter == valid_for && len < pages * page_size {
+        return Err(Error::new(
+            Status::Corrupt,
+            format!(
+                "{} is truncated: its header describes {} bytes ({pages} pages of {page_size}) but the file has {len} \
+                 (the file was not modified)",
+                path.display(),
+                pages * page_size
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn io_error(what: &str, path: &Path, e: std::io::Error) -> Error {
