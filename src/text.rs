@@ -55,7 +55,8 @@ pub fn for_each_word(text: &str, mut f: impl FnMut(&str)) {
             cjk.push(c);
         } else if c.is_alphanumeric() {
             flush_cjk(&mut cjk, &mut f);
-            buf.extend(c.to_lowercase());
+            // Lowercasing may add combining marks ('İ' → "i̇"); words keep letters and digits only.
+            buf.extend(c.to_lowercase().filter(|l| l.is_alphanumeric()));
         } else {
             flush_cjk(&mut cjk, &mut f);
             if !buf.is_empty() {
