@@ -402,4 +402,26 @@ mod tests {
         assert_eq!(guard(|| Err(Error::not_found("memory #9 does not exist"))), rm_status::RM_NOT_FOUND);
         assert_eq!(last_error(), "memory #9 does not exist");
     }
+
+    /// Child side of `a_caught_panic_prints_nothing`.
+    #[test]
+    fn panic_child() {
+        if std::env::var_os("RM_PANIC_CHILD").is_some() {
+            assert_eq!(guard(|| panic!("secret-panic-marker")), rm_status::RM_PANIC);
+        }
+    }
+
+    #[test]
+    fn a_caught_panic_prints_nothing() {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["ffi::tests::panic_child", "--exact", "--nocapture", "--test-threads=1"])
+            .env("RM_PANIC_CHILD", "1")
+            .env("RUST_BACKTRACE", "1")
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(all.contains("1 passed"), "{all}");
+        assert!(!all.contains("secret-panic-marker") && !all.contains("panicked"), "panic text leaked: {all}");
+    }
 }
