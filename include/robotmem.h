@@ -64,9 +64,9 @@
 #define RM_MAX_FILTER_CONDITIONS 10
 
 // User tags on one memory, and characters of one tag.
-#define MAX_USER_TAGS 20
+#define RM_MAX_USER_TAGS 20
 
-#define MAX_TAG_CHARS 64
+#define RM_MAX_TAG_CHARS 64
 
 // Results of one recall.
 #define RM_MAX_RESULTS 100
@@ -247,6 +247,9 @@ typedef int32_t rm_search_mode;
 typedef struct rm_db rm_db;
 
 // Options for rm_open(). Initialise with rm_open_options_init(), then set fields.
+// While the major version is 0, option structs may grow in a minor release; the
+// SONAME (librobotmem.so.0.<minor>) changes with it, so a program always runs
+// against the layout it was compiled with.
 typedef struct rm_open_options {
   // Database file (UTF-8). NULL: ~/.robotmem/memory.db (directory created 0700).
   // ":memory:": a private in-memory database. A new file is created with mode 0600.
@@ -317,7 +320,9 @@ typedef struct rm_recall_options {
   const char *session_id;
   // JSON object of conditions on the context, AND-ed, at most 10:
   // {"task.success": true, "params.force.value": {"$lt": 15}}; operators
-  // $lt $lte $gt $gte $ne $eq. NULL: none.
+  // $lt $lte $gt $gte $ne $eq (ranges compare numbers with numbers and strings
+  // with strings). A memory whose context lacks a path never matches that
+  // condition, $ne included. NULL: none.
   const char *context_filter;
   // JSON {"field": "spatial.object_position", "target": [x, y, z],
   // "max_distance": 0.1 (optional)}: nearest first. NULL: relevance order.

@@ -4,10 +4,11 @@
 #      with `cargo test` through target/), run ctest;
 #   2. cmake --install into a temporary prefix, then move the prefix (the package
 #      must be relocatable) and check the layout and the SONAME symlink chain;
-#   3. build and run tests/consumer (find_package, shared + static) and the same
-#      C file through pkg-config, all with LD_LIBRARY_PATH unset: the shared
-#      consumers find librobotmem through their RPATH.
-# Usage: scripts/cmake-test.sh   (from anywhere; needs cmake, cargo, a C compiler)
+#   3. build and run tests/consumer (find_package: C shared + static, C++ through
+#      robotmem::cpp) and the same C and C++ files through pkg-config, all with
+#      LD_LIBRARY_PATH unset: the shared consumers find librobotmem through their RPATH;
+#   4. configure with no usable C++ compiler: the C-only build still works.
+# Usage: scripts/cmake-test.sh   (from anywhere; needs cmake, cargo, a C and a C++ compiler)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -43,7 +44,10 @@ cmake --install build --prefix "$work/staging"
 mv "$work/staging" "$work/prefix" # relocated: nothing may point into staging/
 prefix=$work/prefix
 libdir=$(dirname "$(find "$prefix" -name librobotmem.a)")
-for f in include/robotmem.h; do [ -f "$prefix/$f" ] || fail "missing $f"; done
+for f in include/robotmem.h include/robotmem/robotmem.hpp; do [ -f "$prefix/$f" ] || fail "missing $f"; done
+for f in bindings/cpp/include/robotmem/*.hpp; do
+  cmp -s "$f" "$prefix/include/robotmem/$(basename "$f")" || fail "installed $(basename "$f") differs from $f"
+done
 for f in robotmemConfig.cmake robotmemConfigVersion.cmake robotmemTargets.cmake; do
   [ -f "$libdir/cmake/robotmem/$f" ] || fail "missing $libdir/cmake/robotmem/$f"
 done
@@ -67,6 +71,8 @@ if readelf -d "$work/consumer/consumer_static" | grep -q "NEEDED.*librobotmem"; 
   fail "consumer_static depends on the shared library"
 fi
 echo "consumer_shared NEEDED $soname; consumer_static has no librobotmem dependency"
+"$work/consumer/consumer_cpp"
+readelf -d "$work/consumer/consumer_cpp" | grep -q "NEEDED.*\[$soname\]" || fail "consumer_cpp does not need $soname"
 
 step "pkg-config"
 export PKG_CONFIG_PATH="$libdir/pkgconfig"
@@ -83,6 +89,20 @@ cc="${CC:-cc}"
   tests/consumer/consumer.c $(pkg-config --cflags robotmem) \
   $(pkg-config --static --libs robotmem | sed 's/-lrobotmem\b/-l:librobotmem.a/') -o "$work/pc_static"
 "$work/pc_static"
+# C++ wrapper (header-only): the same flags.
+cxx="${CXX:-c++}"
+# shellcheck disable=SC2046
+"$cxx" -std=c++17 -Wall -Wextra -Werror -pedantic -DCONSUMER_VARIANT='"pkg-config C++"' \
+  tests/consumer/consumer.cpp $(pkg-config --cflags --libs robotmem) \
+  -Wl,-rpath,"$(pkg-config --variable=libdir robotmem)" -o "$work/pc_cpp"
+"$work/pc_cpp"
+
+step "C-only configure (no usable C++ compiler)"
+CXX=/bin/false cmake -S . -B "$work/no-cxx" -DROBOTMEM_CARGO_TARGET_DIR="$root/target" >"$work/no-cxx.log" ||
+  { cat "$work/no-cxx.log"; fail "configure without a C++ compiler failed"; }
+grep -q '^ROBOTMEM_BUILD_CPP_TESTS:BOOL=OFF$' "$work/no-cxx/CMakeCache.txt" ||
+  fail "ROBOTMEM_BUILD_CPP_TESTS is not OFF without a C++ compiler"
+echo "configured without a C++ compiler: ROBOTMEM_BUILD_CPP_TESTS=OFF"
 
 step "done in $((SECONDS - start)) s"
 echo "ctest: $summary"

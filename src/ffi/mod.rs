@@ -233,6 +233,9 @@ pub enum rm_durability {
 }
 
 /// Options for rm_open(). Initialise with rm_open_options_init(), then set fields.
+/// While the major version is 0, option structs may grow in a minor release; the
+/// SONAME (librobotmem.so.0.<minor>) changes with it, so a program always runs
+/// against the layout it was compiled with.
 #[repr(C)]
 pub struct rm_open_options {
     /// Database file (UTF-8). NULL: ~/.robotmem/memory.db (directory created 0700).

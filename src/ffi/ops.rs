@@ -117,7 +117,9 @@ pub struct rm_recall_options {
     pub session_id: *const c_char,
     /// JSON object of conditions on the context, AND-ed, at most 10:
     /// {"task.success": true, "params.force.value": {"$lt": 15}}; operators
-    /// $lt $lte $gt $gte $ne $eq. NULL: none.
+    /// $lt $lte $gt $gte $ne $eq (ranges compare numbers with numbers and strings
+    /// with strings). A memory whose context lacks a path never matches that
+    /// condition, $ne included. NULL: none.
     pub context_filter: *const c_char,
     /// JSON {"field": "spatial.object_position", "target": [x, y, z],
     /// "max_distance": 0.1 (optional)}: nearest first. NULL: relevance order.

@@ -1,0 +1,485 @@
+// robotmem — long-term memory engine for robots. Header-only C++17 wrapper over
+// the C ABI in <robotmem.h> (link robotmem::cpp with CMake, or librobotmem).
+//
+//     #include <robotmem/robotmem.hpp>
+//
+//     auto db = robotmem::Db::open(robotmem::OpenOptions::file("/var/lib/robot/memory.db"));
+//     robotmem::LearnOptions lo;
+//     lo.context = R"({"params": {"force": {"value": 12.5}}, "task": {"success": true}})";
+//     auto learned = db.learn("grasp of red mug succeeded at 12.5N", lo);
+//     auto hits = db.recall("grasp mug", robotmem::RecallOptions()
+//                                            .filter_eq("task.success", true)
+//                                            .filter("params.force.value", robotmem::Op::Lt, 15.0));
+//     for (const auto& h : hits.hits) std::cout << h.score << "  " << h.memory.content << "\n";
+//
+// Conventions of every Db operation:
+//  - Errors: the plain method throws robotmem::Error (status code() + the message
+//    of rm_last_error(), copied at once); its try_* twin is noexcept and returns a
+//    robotmem::Result<T> holding the value or the status and message. Both report
+//    exactly the same statuses. A try_* call that runs out of memory while copying
+//    a result returns Status::Internal (the throwing method lets std::bad_alloc
+//    through). Neither variant is allocation-free: results are owning copies.
+//    With -fno-exceptions the try_* methods are the API (see error.hpp).
+//  - Inputs are std::string_view. They are copied into NUL-terminated buffers
+//    (short ones on the stack), so they need not be NUL-terminated; a view holding
+//    a NUL byte fails with Status::InvalidArgument naming the field, never a
+//    silently truncated string.
+//  - Results are owning value types (see types.hpp): the C result is copied and
+//    freed before the call returns. Pass Json::Render to also get the library's
+//    JSON rendering of the same result (result.to_json()).
+//  - Thread-safety: see class Db.
+#ifndef ROBOTMEM_HPP
+#define ROBOTMEM_HPP
+
+#include <robotmem.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "convert.hpp"
+#include "detail.hpp"
+#include "error.hpp"
+#include "options.hpp"
+#include "types.hpp"
+
+namespace robotmem {
+
+/// An open robotmem database: RAII owner of one rm_db handle.
+///
+/// Move-only: copying is deleted; a moved-from Db is empty (is_open() false), safe
+/// to destroy or assign to, and its operations fail with Status::Closed. Move
+/// assignment closes the handle the target held. The destructor closes the handle
+/// (rm_close: pending access counters are written) and never throws.
+///
+/// Thread-safety: one Db may be used by any number of threads at once — e.g. the
+/// threads of a ROS 2 multi-threaded executor — without any locking of yours: the
+/// C handle is internally synchronised, and recall never waits for writers. All
+/// operations are const member functions for that reason (a const Db& is a full,
+/// shareable handle; const does not mean the database is read-only). close() may
+/// also race with them: calls in flight finish, later ones fail with
+/// Status::Closed. Only move-assignment, release() and destruction must not run
+/// concurrently with other use of the same Db object. Several Db objects (in one
+/// or several processes) may open the same file.
+class Db {
+public:
+    /// An empty Db (not open). Every operation fails with Status::Closed.
+    Db() noexcept = default;
+
+    /// Takes ownership of a handle returned by rm_open() (NULL gives an empty Db).
+    explicit Db(rm_db* owned) noexcept : db_(owned) {}
+
+    Db(const Db&) = delete;
+    Db& operator=(const Db&) = delete;
+
+    /// Takes the other's handle; `other` becomes empty.
+    Db(Db&& other) noexcept : db_(other.db_.exchange(nullptr)) {}
+
+    /// Closes the handle this Db holds (errors ignored), then takes the other's.
+    /// Self-move-assignment does nothing.
+    Db& operator=(Db&& other) noexcept {
+        if (this != &other) {
+            rm_db* old = db_.exchange(other.db_.exchange(nullptr));
+            if (old) rm_close(old);
+        }
+        return *this;
+    }
+
+    /// Closes the handle, if any (rm_close; its status is ignored). Never throws.
+    ~Db() {
+        if (rm_db* h = db_.exchange(nullptr)) rm_close(h);
+    }
+
+    /// Opens (creating if needed) a database (rm_open).
+    /// Throws Error: InvalidArgument (bad option, NUL byte in a string), Io (cannot
+    /// create or open the file or its directory), Corrupt (not a robotmem database;
+    /// the file is left unmodified), SchemaTooNew, Busy. Thread-safe.
+    static Db open(const OpenOptions& opts = {}) {
+        return detail::run<Db>([&](Db& out, detail::Failure& f) { return open_into(opts, out, f); });
+    }
+    /// Non-throwing open(): the same statuses in a Result<Db>. Thread-safe.
+    static Result<Db> try_open(const OpenOptions& opts = {}) noexcept {
+        return detail::try_run<Db>([&](Db& out, detail::Failure& f) { return open_into(opts, out, f); });
+    }
+
+    /// True while this Db holds a handle (not closed, moved-from or released).
+    bool is_open() const noexcept { return db_.load(std::memory_order_acquire) != nullptr; }
+    /// Same as is_open().
+    explicit operator bool() const noexcept { return is_open(); }
+
+    /// The C handle, for calls into <robotmem.h>; NULL when not open. Ownership
+    /// stays with this Db: do not rm_close() it.
+    rm_db* handle() const noexcept { return db_.load(std::memory_order_acquire); }
+
+    /// Gives up ownership: returns the handle (NULL when not open) and leaves this
+    /// Db empty. The caller must rm_close() the handle.
+    rm_db* release() noexcept { return db_.exchange(nullptr); }
+
+    /// Closes the handle now (rm_close: pending access counters are written);
+    /// the Db becomes empty. Closing an empty Db does nothing.
+    /// Throws Error(Closed) if the handle was already closed through the C API.
+    void close() { try_close().value(); }
+    /// Non-throwing close(). noexcept.
+    Result<void> try_close() noexcept {
+        rm_db* h = db_.exchange(nullptr);
+        if (!h) return Result<void>();
+        const rm_status st = rm_close(h);
+        if (st != RM_OK) return Result<void>(static_cast<Status>(st), detail::safe_string(rm_last_error()));
+        return Result<void>();
+    }
+
+    /// Writes pending access counters (recall hits) to the file now (rm_flush).
+    /// Throws Error: Closed, Busy, Io, Full. Thread-safe.
+    void flush() const { try_flush().value(); }
+    /// Non-throwing flush(). Thread-safe, noexcept.
+    Result<void> try_flush() const noexcept {
+        rm_db* h = handle();
+        if (!h) return Result<void>(Status::Closed, detail::safe_string(not_open_message()));
+        const rm_status st = rm_flush(h);
+        if (st != RM_OK) return Result<void>(static_cast<Status>(st), detail::safe_string(rm_last_error()));
+        return Result<void>();
+    }
+
+    /// Stores an experience (rm_learn): `insight` (1-300 characters after
+    /// trimming) is classified and checked for duplicates in its collection; a
+    /// duplicate is not stored again (result.duplicate, the existing memory_id).
+    /// Throws Error: InvalidArgument (blank/oversize insight — the message names
+    /// "insight" —, NUL byte, invalid UTF-8, malformed or oversize context, bad
+    /// tags), NotFound (unknown session_id), InvalidState (session ended), Closed,
+    /// Busy, Full, Io. Thread-safe.
+    LearnResult learn(std::string_view insight, const LearnOptions& opts = {}, Json json = Json::Skip) const {
+        return detail::run<LearnResult>(
+            [&](LearnResult& out, detail::Failure& f) { return learn_into(insight, opts, json, out, f); });
+    }
+    /// Non-throwing learn(). Thread-safe, noexcept.
+    Result<LearnResult> try_learn(std::string_view insight, const LearnOptions& opts = {},
+                                  Json json = Json::Skip) const noexcept {
+        return detail::try_run<LearnResult>(
+            [&](LearnResult& out, detail::Failure& f) { return learn_into(insight, opts, json, out, f); });
+    }
+
+    /// The memories most relevant to `query` (rm_recall; 1-1000 characters; "*"
+    /// lists the newest), after the filters of `opts`. Filters are exact: when n
+    /// memories match the query and every filter, n are returned. Never waits
+    /// for writers.
+    /// Throws Error: InvalidArgument (blank/oversize query, NUL byte, min_confidence
+    /// outside 0-1, malformed or non-finite filter, > 10 filter paths, raw JSON
+    /// combined with conditions), Closed, Io, Corrupt. Thread-safe.
+    RecallResult recall(std::string_view query, const RecallOptions& opts = {}, Json json = Json::Skip) const {
+        return detail::run<RecallResult>(
+            [&](RecallResult& out, detail::Failure& f) { return recall_into(query, opts, json, out, f); });
+    }
+    /// Non-throwing recall(). Thread-safe, noexcept.
+    Result<RecallResult> try_recall(std::string_view query, const RecallOptions& opts = {},
+                                    Json json = Json::Skip) const noexcept {
+        return detail::try_run<RecallResult>(
+            [&](RecallResult& out, detail::Failure& f) { return recall_into(query, opts, json, out, f); });
+    }
+
+    /// Stores perception / trajectory / force data with a `description` (5-300
+    /// characters after trimming) (rm_save_perception). The same description,
+    /// type, data and metadata already stored is reported as a duplicate.
+    /// Throws Error: InvalidArgument (short/blank/oversize description, NUL byte,
+    /// type None, data > 4 MiB, metadata not JSON, data and data_view both set),
+    /// NotFound (unknown session), InvalidState (session ended), Closed, Busy,
+    /// Full, Io. Thread-safe.
+    PerceptionResult save_perception(std::string_view description, const PerceptionOptions& opts = {},
+                                     Json json = Json::Skip) const {
+        return detail::run<PerceptionResult>([&](PerceptionResult& out, detail::Failure& f) {
+            return perception_into(description, opts, json, out, f);
+        });
+    }
+    /// Non-throwing save_perception(). Thread-safe, noexcept.
+    Result<PerceptionResult> try_save_perception(std::string_view description, const PerceptionOptions& opts = {},
+                                                 Json json = Json::Skip) const noexcept {
+        return detail::try_run<PerceptionResult>([&](PerceptionResult& out, detail::Failure& f) {
+            return perception_into(description, opts, json, out, f);
+        });
+    }
+
+    /// One memory by id, whatever its status, with its tags (rm_get_memory).
+    /// Throws Error: InvalidArgument (id <= 0), NotFound, Closed. Thread-safe.
+    MemoryResult get_memory(std::int64_t memory_id, Json json = Json::Skip) const {
+        return detail::run<MemoryResult>(
+            [&](MemoryResult& out, detail::Failure& f) { return get_into(memory_id, json, out, f); });
+    }
+    /// Non-throwing get_memory(). Thread-safe, noexcept.
+    Result<MemoryResult> try_get_memory(std::int64_t memory_id, Json json = Json::Skip) const noexcept {
+        return detail::try_run<MemoryResult>(
+            [&](MemoryResult& out, detail::Failure& f) { return get_into(memory_id, json, out, f); });
+    }
+
+    /// Forgets a memory (rm_forget; soft delete: the row stays for audit, the
+    /// memory leaves every search). `reason` is required (1-500 characters).
+    /// Throws Error: InvalidArgument (id <= 0, blank reason, NUL byte), NotFound,
+    /// InvalidState (already forgotten or superseded), Closed, Busy, Full. Thread-safe.
+    ForgetResult forget(std::int64_t memory_id, std::string_view reason, Json json = Json::Skip) const {
+        return detail::run<ForgetResult>(
+            [&](ForgetResult& out, detail::Failure& f) { return forget_into(memory_id, reason, json, out, f); });
+    }
+    /// Non-throwing forget(). Thread-safe, noexcept.
+    Result<ForgetResult> try_forget(std::int64_t memory_id, std::string_view reason,
+                                    Json json = Json::Skip) const noexcept {
+        return detail::try_run<ForgetResult>(
+            [&](ForgetResult& out, detail::Failure& f) { return forget_into(memory_id, reason, json, out, f); });
+    }
+
+    /// Replaces an active memory's content (rm_update; 1-300 characters after
+    /// trimming) and, when `context` is set, its context ("" clears it); nullopt
+    /// keeps the current context. Re-classified, re-hashed, re-indexed; automatic
+    /// tags replaced, user tags kept.
+    /// Throws Error: InvalidArgument, NotFound, InvalidState (forgotten or
+    /// superseded), Duplicate (another active memory of the collection has exactly
+    /// this content; nothing changed), Closed, Busy, Full. Thread-safe.
+    UpdateResult update(std::int64_t memory_id, std::string_view new_content,
+                        std::optional<std::string_view> context = std::nullopt, Json json = Json::Skip) const {
+        return detail::run<UpdateResult>([&](UpdateResult& out, detail::Failure& f) {
+            return update_into(memory_id, new_content, context, json, out, f);
+        });
+    }
+    /// Non-throwing update(). Thread-safe, noexcept.
+    Result<UpdateResult> try_update(std::int64_t memory_id, std::string_view new_content,
+                                    std::optional<std::string_view> context = std::nullopt,
+                                    Json json = Json::Skip) const noexcept {
+        return detail::try_run<UpdateResult>([&](UpdateResult& out, detail::Failure& f) {
+            return update_into(memory_id, new_content, context, json, out, f);
+        });
+    }
+
+    /// Begins an episode (rm_start_session) in `collection` (empty: the default)
+    /// with an optional context JSON (robot, environment, task; at most 64 KiB).
+    /// Throws Error: InvalidArgument (oversize or malformed context, NUL byte),
+    /// Closed, Busy, Full. Thread-safe.
+    Session start_session(std::string_view collection = {}, std::string_view context = {},
+                          Json json = Json::Skip) const {
+        return detail::run<Session>(
+            [&](Session& out, detail::Failure& f) { return start_into(collection, context, json, out, f); });
+    }
+    /// Non-throwing start_session(). Thread-safe, noexcept.
+    Result<Session> try_start_session(std::string_view collection = {}, std::string_view context = {},
+                                      Json json = Json::Skip) const noexcept {
+        return detail::try_run<Session>(
+            [&](Session& out, detail::Failure& f) { return start_into(collection, context, json, out, f); });
+    }
+
+    /// Ends an episode (rm_end_session): stores the outcome score (0-1; nullopt:
+    /// none), applies time decay, consolidates the session's near-duplicates and
+    /// returns a summary with related memories from other sessions.
+    /// Throws Error: InvalidArgument (blank session_id, score outside 0-1 or NaN,
+    /// NUL byte), NotFound (unknown session), InvalidState (already ended), Closed,
+    /// Busy, Full. Thread-safe.
+    SessionSummary end_session(std::string_view session_id, std::optional<double> outcome_score = std::nullopt,
+                               Json json = Json::Skip) const {
+        return detail::run<SessionSummary>([&](SessionSummary& out, detail::Failure& f) {
+            return end_into(session_id, outcome_score, json, out, f);
+        });
+    }
+    /// Non-throwing end_session(). Thread-safe, noexcept.
+    Result<SessionSummary> try_end_session(std::string_view session_id,
+                                           std::optional<double> outcome_score = std::nullopt,
+                                           Json json = Json::Skip) const noexcept {
+        return detail::try_run<SessionSummary>([&](SessionSummary& out, detail::Failure& f) {
+            return end_into(session_id, outcome_score, json, out, f);
+        });
+    }
+
+private:
+    // Each *_into function fills `out` and returns true, or records the failure
+    // in `f` and returns false. They throw std::bad_alloc only.
+
+    static const char* not_open_message() noexcept {
+        return "robotmem::Db is not open (default-constructed, closed, moved-from or released)";
+    }
+
+    rm_db* live(detail::Failure& f) const {
+        rm_db* h = handle();
+        if (!h) f.set(Status::Closed, not_open_message());
+        return h;
+    }
+
+    static bool open_into(const OpenOptions& o, Db& out, detail::Failure& f) {
+        rm_open_options c;
+        rm_open_options_init(&c);
+        if (o.path) {
+            if (!detail::check_no_nul(*o.path, "opts.path", f)) return false;
+            c.path = o.path->c_str();
+        }
+        if (o.default_collection) {
+            if (!detail::check_no_nul(*o.default_collection, "opts.default_collection", f)) return false;
+            c.default_collection = o.default_collection->c_str();
+        }
+        if (o.busy_timeout_ms) c.busy_timeout_ms = *o.busy_timeout_ms;
+        if (o.durability) c.durability = static_cast<rm_durability>(*o.durability);
+        if (o.rrf_k) c.rrf_k = *o.rrf_k;
+        if (o.decay_rate) c.decay_rate = *o.decay_rate;
+        if (o.preload) c.preload = *o.preload;
+        if (o.max_db_bytes) c.max_db_bytes = *o.max_db_bytes;
+        rm_db* h = nullptr;
+        const rm_status st = rm_open(&c, &h);
+        if (st != RM_OK) return f.from_c(st);
+        out = Db(h);
+        return true;
+    }
+
+    bool learn_into(std::string_view insight, const LearnOptions& o, Json json, LearnResult& out,
+                    detail::Failure& f) const {
+        rm_db* db = live(f);
+        if (!db) return false;
+        detail::CString text;
+        detail::TagArray tags;
+        rm_learn_options c;
+        rm_learn_options_init(&c);
+        if (!text.assign(insight, "insight", f) || !detail::opt_c_str(o.context, "opts.context", c.context, f) ||
+            !detail::opt_c_str(o.collection, "opts.collection", c.collection, f) ||
+            !detail::opt_c_str(o.session_id, "opts.session_id", c.session_id, f) || !tags.set(o.tags, f))
+            return false;
+        c.tags = tags.data();
+        c.tag_count = tags.size();
+        rm_learn_result* raw = nullptr;
+        const rm_status st = rm_learn(db, text.get(), &c, &raw);
+        if (st != RM_OK) return f.from_c(st);
+        const detail::LearnOwned owned(raw);
+        return detail::finish(raw, rm_learn_result_json, json, out, f);
+    }
+
+    bool recall_into(std::string_view query, const RecallOptions& o, Json json, RecallResult& out,
+                     detail::Failure& f) const {
+        rm_db* db = live(f);
+        if (!db) return false;
+        detail::CString text;
+        std::string filter, spatial;  // rendered builders (raw JSON is passed in place)
+        rm_recall_options c;
+        rm_recall_options_init(&c);
+        if (!text.assign(query, "query", f) || !detail::opt_c_str(o.collection, "opts.collection", c.collection, f) ||
+            !detail::opt_c_str(o.session_id, "opts.session_id", c.session_id, f))
+            return false;
+        if (o.n) c.n = static_cast<std::int32_t>(*o.n);
+        if (o.min_confidence) c.min_confidence = *o.min_confidence;
+        if (o.conditions_.empty()) {
+            if (!detail::opt_c_str(o.raw_filter_, "opts.context_filter", c.context_filter, f)) return false;
+        } else {
+            if (!o.render_filter_into(filter, f)) return false;
+            c.context_filter = filter.c_str();
+        }
+        if (!o.spatial_) {
+            if (!detail::opt_c_str(o.raw_spatial_, "opts.spatial_sort", c.spatial_sort, f)) return false;
+        } else {
+            if (!o.render_spatial_into(spatial, f)) return false;
+            c.spatial_sort = spatial.c_str();
+        }
+        rm_recall_result* raw = nullptr;
+        const rm_status st = rm_recall(db, text.get(), &c, &raw);
+        if (st != RM_OK) return f.from_c(st);
+        const detail::RecallOwned owned(raw);
+        return detail::finish(raw, rm_recall_result_json, json, out, f);
+    }
+
+    bool perception_into(std::string_view description, const PerceptionOptions& o, Json json,
+                         PerceptionResult& out, detail::Failure& f) const {
+        rm_db* db = live(f);
+        if (!db) return false;
+        detail::CString text;
+        detail::TagArray tags;
+        rm_perception_options c;
+        rm_perception_options_init(&c);
+        if (!text.assign(description, "description", f) ||
+            !detail::opt_c_str(o.metadata, "opts.metadata", c.metadata, f) ||
+            !detail::opt_c_str(o.context, "opts.context", c.context, f) ||
+            !detail::opt_c_str(o.collection, "opts.collection", c.collection, f) ||
+            !detail::opt_c_str(o.session_id, "opts.session_id", c.session_id, f) || !tags.set(o.tags, f))
+            return false;
+        if (o.type) c.perception_type = static_cast<rm_perception_type>(*o.type);
+        if (o.view_ || o.view_size_) {
+            if (!o.data.empty())
+                return f.set(Status::InvalidArgument,
+                             "opts.data and opts.data_view are both set; use one of them");
+            c.data = o.view_;
+            c.data_len = o.view_size_;
+        } else if (!o.data.empty()) {
+            c.data = o.data.data();
+            c.data_len = o.data.size();
+        }
+        c.tags = tags.data();
+        c.tag_count = tags.size();
+        rm_perception_result* raw = nullptr;
+        const rm_status st = rm_save_perception(db, text.get(), &c, &raw);
+        if (st != RM_OK) return f.from_c(st);
+        const detail::PerceptionOwned owned(raw);
+        return detail::finish(raw, rm_perception_result_json, json, out, f);
+    }
+
+    bool get_into(std::int64_t memory_id, Json json, MemoryResult& out, detail::Failure& f) const {
+        rm_db* db = live(f);
+        if (!db) return false;
+        rm_memory_result* raw = nullptr;
+        const rm_status st = rm_get_memory(db, memory_id, &raw);
+        if (st != RM_OK) return f.from_c(st);
+        const detail::MemoryOwned owned(raw);
+        return detail::finish(raw, rm_memory_result_json, json, out, f);
+    }
+
+    bool forget_into(std::int64_t memory_id, std::string_view reason, Json json, ForgetResult& out,
+                     detail::Failure& f) const {
+        rm_db* db = live(f);
+        if (!db) return false;
+        detail::CString text;
+        if (!text.assign(reason, "reason", f)) return false;
+        rm_forget_result* raw = nullptr;
+        const rm_status st = rm_forget(db, memory_id, text.get(), &raw);
+        if (st != RM_OK) return f.from_c(st);
+        const detail::ForgetOwned owned(raw);
+        return detail::finish(raw, rm_forget_result_json, json, out, f);
+    }
+
+    bool update_into(std::int64_t memory_id, std::string_view new_content, std::optional<std::string_view> context,
+                     Json json, UpdateResult& out, detail::Failure& f) const {
+        rm_db* db = live(f);
+        if (!db) return false;
+        detail::CString text, ctx;
+        if (!text.assign(new_content, "new_content", f)) return false;
+        if (context && !ctx.assign(*context, "context", f)) return false;
+        rm_update_result* raw = nullptr;
+        const rm_status st = rm_update(db, memory_id, text.get(), context ? ctx.get() : nullptr, &raw);
+        if (st != RM_OK) return f.from_c(st);
+        const detail::UpdateOwned owned(raw);
+        return detail::finish(raw, rm_update_result_json, json, out, f);
+    }
+
+    bool start_into(std::string_view collection, std::string_view context, Json json, Session& out,
+                    detail::Failure& f) const {
+        rm_db* db = live(f);
+        if (!db) return false;
+        detail::CString coll, ctx;
+        if (!coll.assign_optional(collection, "collection", f) || !ctx.assign_optional(context, "context", f))
+            return false;
+        rm_session* raw = nullptr;
+        const rm_status st = rm_start_session(db, coll.get(), ctx.get(), &raw);
+        if (st != RM_OK) return f.from_c(st);
+        const detail::SessionOwned owned(raw);
+        return detail::finish(raw, rm_session_json, json, out, f);
+    }
+
+    bool end_into(std::string_view session_id, std::optional<double> score, Json json, SessionSummary& out,
+                  detail::Failure& f) const {
+        rm_db* db = live(f);
+        if (!db) return false;
+        detail::CString sid;
+        if (!sid.assign(session_id, "session_id", f)) return false;
+        rm_session_summary* raw = nullptr;
+        const rm_status st = rm_end_session(db, sid.get(), score ? &*score : nullptr, &raw);
+        if (st != RM_OK) return f.from_c(st);
+        const detail::SummaryOwned owned(raw);
+        return detail::finish(raw, rm_session_summary_json, json, out, f);
+    }
+
+    std::atomic<rm_db*> db_{nullptr};
+};
+
+}  // namespace robotmem
+
+#endif  // ROBOTMEM_HPP

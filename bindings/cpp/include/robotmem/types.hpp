@@ -1,0 +1,262 @@
+// robotmem C++17 wrapper: enumerations and the owning result types.
+//
+// Part of the header-only wrapper over the C ABI in <robotmem.h>; include
+// <robotmem/robotmem.hpp> rather than this file.
+//
+// Every result is a plain value type (copyable, nothrow-movable) holding its own
+// copies of the strings and bytes of the C result, which the wrapper frees before
+// the Db method returns. Results therefore outlive the Db and may be read, copied
+// or moved to any thread. None of them refers to library memory.
+#ifndef ROBOTMEM_TYPES_HPP
+#define ROBOTMEM_TYPES_HPP
+
+#include <robotmem.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "error.hpp"
+
+namespace robotmem {
+
+/// How hard a commit works to survive a power cut (rm_durability).
+enum class Durability : std::int32_t {
+    Full = RM_DURABILITY_FULL,     ///< fsync on every commit (library default)
+    Normal = RM_DURABILITY_NORMAL, ///< no fsync per commit; last commits may be lost on power cut
+};
+
+/// How a duplicate was recognised (rm_dup_method).
+enum class DupMethod : std::int32_t {
+    None = RM_DUP_NONE,       ///< not a duplicate: the memory was created
+    Exact = RM_DUP_EXACT,     ///< same content hash
+    Jaccard = RM_DUP_JACCARD, ///< word-set Jaccard > 0.70 and the same numbers
+    Cosine = RM_DUP_COSINE,   ///< embedding cosine similarity > 0.85
+};
+
+/// Kind of memory (rm_memory_type).
+enum class MemoryType : std::int32_t {
+    Fact = RM_MEMORY_FACT,             ///< stored by Db::learn()
+    Perception = RM_MEMORY_PERCEPTION, ///< stored by Db::save_perception()
+};
+
+/// Lifecycle state of a memory (rm_memory_status).
+enum class MemoryStatus : std::int32_t {
+    Active = RM_MEMORY_ACTIVE,
+    Superseded = RM_MEMORY_SUPERSEDED,   ///< merged into Memory::superseded_by by consolidation
+    Invalidated = RM_MEMORY_INVALIDATED, ///< forgotten with Db::forget()
+};
+
+/// Perception type (rm_perception_type); None for facts.
+enum class PerceptionType : std::int32_t {
+    None = RM_PERCEPTION_NONE,
+    Visual = RM_PERCEPTION_VISUAL,
+    Tactile = RM_PERCEPTION_TACTILE,
+    Auditory = RM_PERCEPTION_AUDITORY,
+    Proprioceptive = RM_PERCEPTION_PROPRIOCEPTIVE,
+    Procedural = RM_PERCEPTION_PROCEDURAL,
+};
+
+/// Which ranked lists produced a recall (rm_search_mode).
+enum class SearchMode : std::int32_t {
+    Hybrid = RM_MODE_HYBRID,      ///< BM25 and vector lists fused with RRF
+    Bm25Only = RM_MODE_BM25_ONLY, ///< BM25 only (today's engine)
+    VecOnly = RM_MODE_VEC_ONLY,   ///< vector only
+    Scan = RM_MODE_SCAN,          ///< no searchable word in the query: newest matching memories
+};
+
+/// Whether a Db call also renders its result as JSON (with the library's
+/// rm_*_json function, while the C result is still alive). Skip costs nothing.
+enum class Json : bool {
+    Skip = false,  ///< typed result only (default)
+    Render = true, ///< typed result plus its JSON in `json` / to_json()
+};
+
+/// Lower-case names for logs ("full", "exact", "fact", "active", "tactile",
+/// "bm25_only", ...); "unknown" for values outside the enum. Never throw.
+inline const char* to_string(Durability v) noexcept {
+    switch (v) {
+    case Durability::Full: return "full";
+    case Durability::Normal: return "normal";
+    }
+    return "unknown";
+}
+/// See to_string(Durability).
+inline const char* to_string(DupMethod v) noexcept {
+    switch (v) {
+    case DupMethod::None: return "none";
+    case DupMethod::Exact: return "exact";
+    case DupMethod::Jaccard: return "jaccard";
+    case DupMethod::Cosine: return "cosine";
+    }
+    return "unknown";
+}
+/// See to_string(Durability).
+inline const char* to_string(MemoryType v) noexcept {
+    switch (v) {
+    case MemoryType::Fact: return "fact";
+    case MemoryType::Perception: return "perception";
+    }
+    return "unknown";
+}
+/// See to_string(Durability).
+inline const char* to_string(MemoryStatus v) noexcept {
+    switch (v) {
+    case MemoryStatus::Active: return "active";
+    case MemoryStatus::Superseded: return "superseded";
+    case MemoryStatus::Invalidated: return "invalidated";
+    }
+    return "unknown";
+}
+/// See to_string(Durability).
+inline const char* to_string(PerceptionType v) noexcept {
+    switch (v) {
+    case PerceptionType::None: return "none";
+    case PerceptionType::Visual: return "visual";
+    case PerceptionType::Tactile: return "tactile";
+    case PerceptionType::Auditory: return "auditory";
+    case PerceptionType::Proprioceptive: return "proprioceptive";
+    case PerceptionType::Procedural: return "procedural";
+    }
+    return "unknown";
+}
+/// See to_string(Durability).
+inline const char* to_string(SearchMode v) noexcept {
+    switch (v) {
+    case SearchMode::Hybrid: return "hybrid";
+    case SearchMode::Bm25Only: return "bm25_only";
+    case SearchMode::VecOnly: return "vec_only";
+    case SearchMode::Scan: return "scan";
+    }
+    return "unknown";
+}
+
+/// Base of every result: the optional JSON rendering. `json` is set only when
+/// the call was made with Json::Render; it is exactly the text of the library's
+/// rm_*_json function for the C result the typed fields were copied from.
+struct JsonRendering {
+    /// The JSON text, or nullopt when the call used Json::Skip.
+    std::optional<std::string> json;
+
+    /// The JSON text. Throws robotmem::Error(Status::InvalidState) when the call
+    /// that produced this result did not ask for Json::Render.
+    const std::string& to_json() const {
+        if (!json) detail::raise(Status::InvalidState, "JSON was not rendered: call with robotmem::Json::Render");
+        return *json;
+    }
+};
+
+/// Result of Db::learn() (rm_learn_result).
+struct LearnResult : JsonRendering {
+    std::int64_t memory_id = 0;  ///< new memory, or the existing one when duplicate
+    bool duplicate = false;      ///< nothing stored: an equivalent active memory exists
+    DupMethod dup_method = DupMethod::None;
+    double similarity = 0.0;     ///< to the existing memory (1.0 exact), 0 when created
+    std::string category;        ///< auto-classified category
+    double confidence = 0.0;     ///< estimated confidence, 0.80-0.95
+    std::vector<std::string> tags;        ///< automatic tags followed by the user tags
+    std::vector<std::string> scope_files;
+};
+
+/// A memory (rm_memory): every field copied out of the C struct.
+struct Memory {
+    std::int64_t id = 0;
+    std::string collection;
+    std::optional<std::string> session_id;  ///< nullopt: belongs to no session
+    MemoryType type = MemoryType::Fact;
+    std::string content;
+    std::string human_summary;
+    std::string category;
+    double confidence = 0.0;                ///< 0-1; decays unless the category is protected
+    MemoryStatus status = MemoryStatus::Active;
+    std::int64_t superseded_by = 0;         ///< id of the replacing memory; 0 if none
+    std::string context_json;               ///< the full context JSON object
+    std::optional<std::string> params_json; ///< context fields lifted as JSON texts; nullopt when absent
+    std::optional<std::string> spatial_json;
+    std::optional<std::string> robot_json;
+    std::optional<std::string> task_json;
+    PerceptionType perception_type = PerceptionType::None;
+    std::vector<std::uint8_t> perception_data;     ///< byte for byte as stored (may hold NUL bytes); empty for facts
+    std::optional<std::string> perception_metadata; ///< JSON; nullopt when absent
+    std::int64_t access_count = 0;
+    std::string created_at;                  ///< ISO 8601 UTC, e.g. "2026-03-09T10:30:00.123Z"
+    std::string updated_at;
+    std::optional<std::string> last_accessed;
+};
+
+/// One recall result (rm_hit).
+struct Hit {
+    Memory memory;
+    double score = 0.0;             ///< fused relevance; the best hit of a call is 1.0
+    std::optional<double> distance; ///< set with spatial_sort; +infinity when the memory has no usable coordinates
+};
+
+/// Result of Db::recall() (rm_recall_result).
+struct RecallResult : JsonRendering {
+    std::vector<Hit> hits;  ///< best first (nearest first with spatial_sort)
+    SearchMode mode = SearchMode::Bm25Only;
+    double query_ms = 0.0;  ///< time spent in the search
+};
+
+/// Result of Db::get_memory() (rm_memory_result): the memory and its tags.
+struct MemoryResult : JsonRendering {
+    Memory memory;
+    std::vector<std::string> tags;
+};
+
+/// Result of Db::save_perception() (rm_perception_result).
+struct PerceptionResult : JsonRendering {
+    std::int64_t memory_id = 0;  ///< new memory, or the identical existing one when duplicate
+    bool duplicate = false;
+    DupMethod dup_method = DupMethod::None;
+    PerceptionType perception_type = PerceptionType::None;
+    std::string collection;
+    bool has_embedding = false;
+};
+
+/// Result of Db::forget() (rm_forget_result).
+struct ForgetResult : JsonRendering {
+    std::int64_t memory_id = 0;
+    std::string content;  ///< content of the forgotten memory
+    std::string reason;
+};
+
+/// Result of Db::update() (rm_update_result).
+struct UpdateResult : JsonRendering {
+    std::int64_t memory_id = 0;
+    std::string old_content;
+    std::string new_content;
+    std::string category;           ///< re-classified category of the new content
+    double confidence = 0.0;
+    std::vector<std::string> tags;  ///< the new automatic tags (user tags are kept on the memory)
+};
+
+/// Result of Db::start_session() (rm_session).
+struct Session : JsonRendering {
+    std::string session_id;  ///< UUID (36 characters): pass it to learn / recall / end_session
+    std::string collection;
+    std::int64_t active_memories_count = 0;  ///< active memories in the collection at the start
+};
+
+/// Result of Db::end_session() (rm_session_summary).
+struct SessionSummary : JsonRendering {
+    std::string session_id;
+    std::string collection;
+    std::optional<double> outcome_score;
+    std::int64_t memory_count = 0;  ///< memories stored in the session (any status)
+    std::vector<std::pair<std::string, std::int64_t>> by_type;      ///< ("fact", 3), ...
+    std::vector<std::pair<std::string, std::int64_t>> by_category;  ///< ("observation", 2), ...
+    std::int64_t decayed_count = 0;  ///< memories whose confidence decay lowered in this call
+    // Consolidation of the session's near-duplicate memories.
+    std::int64_t merged_groups = 0;
+    std::int64_t superseded_count = 0;
+    double compression_ratio = 0.0;
+    double avg_similarity = 0.0;
+    std::vector<Hit> related;  ///< related memories from other sessions, best first
+};
+
+}  // namespace robotmem
+
+#endif  // ROBOTMEM_TYPES_HPP

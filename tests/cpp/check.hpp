@@ -1,0 +1,92 @@
+// Tiny assertion helpers for the robotmem C++ wrapper tests (C++17).
+#ifndef ROBOTMEM_TEST_CHECK_HPP
+#define ROBOTMEM_TEST_CHECK_HPP
+
+#include <robotmem/robotmem.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+namespace check {
+
+[[noreturn]] inline void fail(const char* file, int line, const std::string& what) {
+    std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", file, line, what.c_str());
+    std::exit(1);
+}
+
+inline bool contains(std::string_view haystack, std::string_view needle) {
+    return haystack.find(needle) != std::string_view::npos;
+}
+
+/// A fresh private directory for database files, removed with its content.
+class TempDir {
+public:
+    TempDir() {
+        const char* tmp = std::getenv("TMPDIR");
+        std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/robotmem-cpp-test-XXXXXX";
+        if (!mkdtemp(templ.data())) {
+            std::perror("mkdtemp");
+            std::exit(1);
+        }
+        path_ = templ;
+    }
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    ~TempDir() {
+        std::error_code ec;
+        std::filesystem::remove_all(path_, ec);
+    }
+    std::string file(std::string_view name) const { return (path_ / std::string(name)).string(); }
+
+private:
+    std::filesystem::path path_;
+};
+
+/// Options for a database file with no fsync per commit (tests need none).
+inline robotmem::OpenOptions test_options(const std::string& path) {
+    auto o = robotmem::OpenOptions::file(path);
+    o.durability = robotmem::Durability::Normal;
+    return o;
+}
+
+}  // namespace check
+
+#define CHECK(expr)                                                  \
+    do {                                                             \
+        if (!(expr)) ::check::fail(__FILE__, __LINE__, #expr);       \
+    } while (0)
+
+/// `expr` must throw robotmem::Error with status `want` and a message containing `needle`.
+#define CHECK_THROWS(expr, want, needle)                                                                  \
+    do {                                                                                                  \
+        bool thrown_ = false;                                                                             \
+        try {                                                                                             \
+            (void)(expr);                                                                                 \
+        } catch (const robotmem::Error& e_) {                                                             \
+            thrown_ = true;                                                                               \
+            if (e_.code() != (want) || !::check::contains(e_.message(), needle))                          \
+                ::check::fail(__FILE__, __LINE__,                                                         \
+                              std::string(#expr) + " threw " + e_.what() + "; expected " +                \
+                                  robotmem::status_name(want) + " with \"" + (needle) + "\"");            \
+            if (!::check::contains(e_.what(), robotmem::status_name(want)))                               \
+                ::check::fail(__FILE__, __LINE__, std::string("what() lacks the status name: ") + e_.what()); \
+        }                                                                                                 \
+        if (!thrown_) ::check::fail(__FILE__, __LINE__, std::string(#expr) + " did not throw");           \
+    } while (0)
+
+/// A Result must hold status `want` and (on failure) a message containing `needle`.
+#define CHECK_RESULT(result_expr, want, needle)                                                         \
+    do {                                                                                                \
+        const auto& r_ = (result_expr);                                                                 \
+        if (r_.status() != (want) || !::check::contains(r_.message(), needle))                          \
+            ::check::fail(__FILE__, __LINE__,                                                           \
+                          std::string(#result_expr) + " gave " + robotmem::status_name(r_.status()) +   \
+                              " \"" + r_.message() + "\"; expected " + robotmem::status_name(want) +    \
+                              " with \"" + (needle) + "\"");                                            \
+    } while (0)
+
+#endif  // ROBOTMEM_TEST_CHECK_HPP
