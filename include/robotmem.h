@@ -271,6 +271,10 @@ typedef struct rm_open_options {
   // Largest database file in bytes; 0: no limit but the disk. A write past it
   // returns RM_FULL and changes nothing. Default 0.
   uint64_t max_db_bytes;
+  // Check the whole file during rm_open() (SQLite quick_check, ~10 ms per 10k
+  // memories) and refuse a damaged one with RM_CORRUPT. Without it, damage is
+  // reported as RM_CORRUPT by the first call that reads it. Default false.
+  bool verify;
 } rm_open_options;
 
 // Optional parameters of rm_learn(). Initialise with rm_learn_options_init().

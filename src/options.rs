@@ -47,6 +47,11 @@ pub struct OpenOptions {
     /// would grow the file past it fails with [`crate::Status::Full`] and changes
     /// nothing; the database stays usable. Default `None`.
     pub max_db_bytes: Option<u64>,
+    /// Run SQLite's `quick_check` during open (reads the whole file, ~10 ms per
+    /// 10k memories) and refuse a damaged file with [`crate::Status::Corrupt`]. Without
+    /// it, damage inside the file is reported by the first call that reads it.
+    /// Default false.
+    pub verify: bool,
 }
 
 impl Default for OpenOptions {
@@ -60,6 +65,7 @@ impl Default for OpenOptions {
             decay_rate: 0.01,
             preload: false,
             max_db_bytes: None,
+            verify: false,
         }
     }
 }

@@ -227,3 +227,39 @@ fn truncated_file_is_refused_and_untouched() {
     assert!(e.message.contains("truncated"), "{e}");
     assert_eq!(std::fs::read(&p).unwrap(), before);
 }
+
+#[test]
+fn damaged_pages_are_refused_by_verify_and_reported_by_reads() {
+    let d = temp_dir("bitflip");
+    let p = d.join("m.db");
+    {
+        let db = Db::open(OpenOptions::path(&p)).unwrap();
+        for i in 0..1500 {
+            let text = format!("bitflip probe {i} at {i}.5 m with payload {}", "y".repeat(i % 50));
+            db.learn(&LearnRequest { insight: &text, ..Default::default() }).unwrap();
+        }
+    }
+    let mut bytes = std::fs::read(&p).unwrap();
+    let page = 4096;
+    // Scribble over the b-tree header of every page in the middle third.
+    for pg in (bytes.len() / page / 3)..(bytes.len() / page * 2 / 3) {
+        bytes[pg * page..pg * page + 12].copy_from_slice(&[0xA5; 12]);
+    }
+    std::fs::write(&p, &bytes).unwrap();
+    let e = Db::open(OpenOptions { verify: true, ..OpenOptions::path(&p) }).err().expect("verify refuses it");
+    assert_eq!(e.status, Status::Corrupt, "{e}");
+    assert!(e.message.contains("damaged"), "{e}");
+    assert_eq!(std::fs::read(&p).unwrap(), bytes, "the file was not modified");
+    // Without verify the damage surfaces as RM_CORRUPT from a call that reads it.
+    let db = Db::open(OpenOptions::path(&p)).unwrap();
+    let mut seen = None;
+    for id in 1..=1500 {
+        if let Err(e) = db.get(id) {
+            seen = Some(e);
+            break;
+        }
+    }
+    let scan = db.recall(&RecallRequest { query: "bitflip probe", n: 100, ..Default::default() });
+    let err = seen.or(scan.err()).expect("reading damaged pages fails");
+    assert_eq!(err.status, Status::Corrupt, "{err}");
+}

@@ -258,6 +258,10 @@ pub struct rm_open_options {
     /// Largest database file in bytes; 0: no limit but the disk. A write past it
     /// returns RM_FULL and changes nothing. Default 0.
     pub max_db_bytes: u64,
+    /// Check the whole file during rm_open() (SQLite quick_check, ~10 ms per 10k
+    /// memories) and refuse a damaged one with RM_CORRUPT. Without it, damage is
+    /// reported as RM_CORRUPT by the first call that reads it. Default false.
+    pub verify: bool,
 }
 
 /// Fills `opts` with the defaults.
@@ -279,6 +283,7 @@ pub unsafe extern "C" fn rm_open_options_init(opts: *mut rm_open_options) -> rm_
                 decay_rate: d.decay_rate,
                 preload: d.preload,
                 max_db_bytes: 0,
+                verify: d.verify,
             })
         };
         Ok(())
@@ -318,6 +323,7 @@ pub unsafe extern "C" fn rm_open(opts: *const rm_open_options, out_db: *mut *mut
             o.decay_rate = c.decay_rate;
             o.preload = c.preload;
             o.max_db_bytes = Some(c.max_db_bytes).filter(|&b| b > 0);
+            o.verify = c.verify;
         }
         let db = Db::open(o)?;
         let handle = NEXT_HANDLE.fetch_add(0x10, Ordering::Relaxed);

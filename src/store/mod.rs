@@ -64,6 +64,9 @@ impl Store {
         // Reading the header first: a non-SQLite file fails here, before anything is written.
         let header = schema::header(&writer)?;
         schema::check_openable(&header)?;
+        if opts.verify {
+            verify(&writer)?;
+        }
         let version = header.user_version;
         if path.is_some() {
             let mode: String = writer.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
@@ -203,6 +206,21 @@ fn prepare_file(path: &Path, create_dir: bool) -> Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
         Err(e) => Err(io_error("cannot create database file", path, e)),
     }
+}
+
+/// `PRAGMA quick_check`: read-only; any finding refuses the file.
+fn verify(conn: &Connection) -> Result<()> {
+    let findings: Vec<String> = conn
+        .prepare("PRAGMA quick_check(5)")?
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    if findings.len() == 1 && findings[0] == "ok" {
+        return Ok(());
+    }
+    Err(Error::new(
+        Status::Corrupt,
+        format!("database is damaged (quick_check: {}); the file was not modified", findings.join("; ")),
+    ))
 }
 
 /// Refuses a database file shorter than its own header says, read before SQLite
