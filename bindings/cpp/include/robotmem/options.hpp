@@ -53,6 +53,9 @@ struct OpenOptions {
     /// Largest database file in bytes; a write past it fails with Status::Full and
     /// changes nothing. nullopt or 0: no limit but the disk.
     std::optional<std::uint64_t> max_db_bytes;
+    /// Check the whole file during open (SQLite quick_check) and refuse a damaged one
+    /// with Status::Corrupt. Default false: damage is reported by the first read of it.
+    std::optional<bool> verify;
 
     /// Options for a private in-memory database (path ":memory:"). May throw std::bad_alloc.
     static OpenOptions in_memory() { return file(":memory:"); }

@@ -319,6 +319,7 @@ private:
         if (o.decay_rate) c.decay_rate = *o.decay_rate;
         if (o.preload) c.preload = *o.preload;
         if (o.max_db_bytes) c.max_db_bytes = *o.max_db_bytes;
+        if (o.verify) c.verify = *o.verify;
         rm_db* h = nullptr;
         const rm_status st = rm_open(&c, &h);
         if (st != RM_OK) return f.from_c(st);
