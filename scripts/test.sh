@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: Rust unit and integration tests (debug build, overflow checks
-# on), then the CMake side (C tests under ctest against the shared and the static
-# library, the installed-package consumer, pkg-config). CI runs exactly this.
+# on), then the CMake side (C and C++ tests under ctest against the shared and the
+# static library, valgrind, the installed-package consumer, pkg-config), then the
+# same tests built with AddressSanitizer + UBSan. CI runs exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/bootstrap.sh
@@ -9,5 +10,8 @@ source scripts/bootstrap.sh
 echo "== Rust tests"
 cargo test --locked
 
-echo "== CMake package, C tests, consumer"
+echo "== CMake package, C and C++ tests, consumer"
 bash scripts/cmake-test.sh
+
+echo "== C and C++ tests under AddressSanitizer + UBSan"
+bash scripts/sanitize-test.sh
