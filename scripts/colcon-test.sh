@@ -28,10 +28,11 @@ source scripts/bootstrap.sh # cmake, a C and a C++ compiler, cargo on PATH
 
 # --- 1. colcon and ament ------------------------------------------------------
 # Debian 12 packages. python3-colcon-common-extensions does not exist in Debian:
-# these are its parts that this script uses (colcon-ros reads package.xml).
+# these are its parts that this script uses (colcon-ros reads package.xml,
+# colcon-output has console_cohesion, colcon-library-path the LD_LIBRARY_PATH hook).
 debs=(colcon python3-colcon-core python3-colcon-ros python3-colcon-cmake python3-colcon-bash
-      python3-colcon-test-result python3-colcon-package-information python3-colcon-package-selection
-      python3-colcon-library-path ament-cmake ament-cmake-googletest)
+      python3-colcon-output python3-colcon-test-result python3-colcon-package-information
+      python3-colcon-package-selection python3-colcon-library-path ament-cmake ament-cmake-googletest)
 if [ -n "${ROS_DISTRO:-}" ]; then
   step "ROS 2 ${ROS_DISTRO} environment: using its colcon and ament"
   command -v colcon >/dev/null || fail "ROS_DISTRO=${ROS_DISTRO} but no colcon on PATH (apt install python3-colcon-common-extensions)"

@@ -15,3 +15,6 @@ bash scripts/cmake-test.sh
 
 echo "== C and C++ tests under AddressSanitizer + UBSan"
 bash scripts/sanitize-test.sh
+
+echo "== colcon: library package + ament_cmake consumer (colcon build/test)"
+bash scripts/colcon-test.sh
