@@ -12,19 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-start=$SECONDS
-jobs=$(nproc 2>/dev/null || echo 2)
-unset LD_LIBRARY_PATH
-export CMAKE_BUILD_PARALLEL_LEVEL=$jobs
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/robotmem-cmake-test.XXXXXX")
-cleanup() {
-  local rc=$?
-  if [ "$rc" -eq 0 ]; then rm -rf "$work"; else echo "FAILED (exit $rc); files kept in $work" >&2; fi
-}
-trap cleanup EXIT
-step() { printf '\n=== %s\n' "$*"; }
-fail() { echo "cmake-test: $*" >&2; exit 1; }
+source scripts/lib/common.sh cmake-test
 
 version=$(sed -n 's/^version *= *"\([0-9]*\.[0-9]*\.[0-9]*\)".*/\1/p' Cargo.toml | head -n 1)
 IFS=. read -r major minor _ <<<"$version"

@@ -23,19 +23,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 build=$(realpath -m "${1:-$root/build-asan}")
 sanitize=address,undefined
-start=$SECONDS
-jobs=$(nproc 2>/dev/null || echo 2)
-unset LD_LIBRARY_PATH LD_PRELOAD
-export CMAKE_BUILD_PARALLEL_LEVEL=$jobs
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/robotmem-sanitize-test.XXXXXX")
-cleanup() {
-  local rc=$?
-  if [ "$rc" -eq 0 ]; then rm -rf "$work"; else echo "FAILED (exit $rc); files kept in $work" >&2; fi
-}
-trap cleanup EXIT
-step() { printf '\n=== %s\n' "$*"; }
-fail() { echo "sanitize-test: $*" >&2; exit 1; }
+source scripts/lib/common.sh sanitize-test
 for tool in cmake nm readelf objdump; do command -v "$tool" >/dev/null || fail "$tool not found"; done
 
 step "configure + build with -fsanitize=$sanitize into $build"

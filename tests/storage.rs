@@ -207,17 +207,21 @@ fn search_index_follows_writes_of_other_handles() {
     assert!(recall_b("pallet").is_empty(), "b sees a's forget");
 }
 
+/// Writes 1,500 memories to a new file and closes it (the last close checkpoints
+/// the WAL into the file).
+fn fill(p: &Path, word: &str) {
+    let db = Db::open(OpenOptions::path(p)).unwrap();
+    for i in 0..1500 {
+        let text = format!("{word} probe {i} at {i}.5 m with payload {}", "x".repeat(i % 50));
+        db.learn(&LearnRequest { insight: &text, ..Default::default() }).unwrap();
+    }
+}
+
 #[test]
 fn truncated_file_is_refused_and_untouched() {
     let d = temp_dir("truncated");
     let p = d.join("m.db");
-    {
-        let db = Db::open(OpenOptions::path(&p)).unwrap();
-        for i in 0..1500 {
-            let text = format!("truncation probe {i} at {i}.5 m with payload {}", "x".repeat(i % 50));
-            db.learn(&LearnRequest { insight: &text, ..Default::default() }).unwrap();
-        }
-    } // last close checkpoints the WAL into the file
+    fill(&p, "truncation");
     assert!(!d.join("m.db-wal").exists() || std::fs::metadata(d.join("m.db-wal")).unwrap().len() == 0);
     let full = std::fs::read(&p).unwrap();
     std::fs::write(&p, &full[..full.len() * 6 / 10]).unwrap();
@@ -232,13 +236,7 @@ fn truncated_file_is_refused_and_untouched() {
 fn damaged_pages_are_refused_by_verify_and_reported_by_reads() {
     let d = temp_dir("bitflip");
     let p = d.join("m.db");
-    {
-        let db = Db::open(OpenOptions::path(&p)).unwrap();
-        for i in 0..1500 {
-            let text = format!("bitflip probe {i} at {i}.5 m with payload {}", "y".repeat(i % 50));
-            db.learn(&LearnRequest { insight: &text, ..Default::default() }).unwrap();
-        }
-    }
+    fill(&p, "bitflip");
     let mut bytes = std::fs::read(&p).unwrap();
     let page = 4096;
     // Scribble over the b-tree header of every page in the middle third.

@@ -100,6 +100,38 @@ namespace detail {
 }
 }  // namespace detail
 
+namespace detail {
+/// Status and message shared by Result<T> and Result<void>.
+class ResultBase {
+public:
+    /// True on success.
+    bool ok() const noexcept { return status_ == Status::Ok; }
+    /// Same as ok().
+    explicit operator bool() const noexcept { return ok(); }
+    /// Status::Ok on success, else the failure status.
+    Status status() const noexcept { return status_; }
+    /// "" on success, else the failure message.
+    const std::string& message() const noexcept { return message_; }
+    /// The failure as an exception object (to throw or log). Precondition: !ok().
+    /// Throws std::bad_alloc if the message cannot be copied.
+    Error error() const { return Error(status_, message_); }
+
+protected:
+    ResultBase() noexcept = default;
+    /// A failure. `status` must not be Status::Ok (it is turned into Internal).
+    ResultBase(Status status, std::string message) noexcept
+        : status_(status == Status::Ok ? Status::Internal : status), message_(std::move(message)) {}
+    /// Throws robotmem::Error(status(), message()) when !ok().
+    void check() const {
+        if (!ok()) raise(status_, message_);
+    }
+
+private:
+    Status status_ = Status::Ok;
+    std::string message_;
+};
+}  // namespace detail
+
 template <class T = void>
 class Result;
 
@@ -116,24 +148,14 @@ class Result;
 ///
 /// Thread-safety: like any value, one Result may be read from several threads.
 template <class T>
-class [[nodiscard]] Result {
+class [[nodiscard]] Result : public detail::ResultBase {
 public:
     /// A success holding `value`.
     Result(T value) noexcept(std::is_nothrow_move_constructible<T>::value)  // NOLINT: implicit on purpose
-        : status_(Status::Ok), value_(std::move(value)) {}
+        : value_(std::move(value)) {}
 
     /// A failure. `status` must not be Status::Ok (it is turned into Internal).
-    Result(Status status, std::string message) noexcept
-        : status_(status == Status::Ok ? Status::Internal : status), message_(std::move(message)) {}
-
-    /// True on success.
-    bool ok() const noexcept { return status_ == Status::Ok; }
-    /// Same as ok().
-    explicit operator bool() const noexcept { return ok(); }
-    /// Status::Ok on success, else the failure status.
-    Status status() const noexcept { return status_; }
-    /// "" on success, else the failure message.
-    const std::string& message() const noexcept { return message_; }
+    Result(Status status, std::string message) noexcept : ResultBase(status, std::move(message)) {}
 
     /// The value. Throws robotmem::Error(status(), message()) when !ok().
     T& value() & {
@@ -158,47 +180,20 @@ public:
     T* operator->() noexcept { return &*value_; }
     const T* operator->() const noexcept { return &*value_; }
 
-    /// The failure as an exception object (to throw or log). Precondition: !ok().
-    /// Throws std::bad_alloc if the message cannot be copied.
-    Error error() const { return Error(status_, message_); }
-
 private:
-    void check() const {
-        if (!ok()) detail::raise(status_, message_);
-    }
-    Status status_;
-    std::string message_;
     std::optional<T> value_;
 };
 
 /// Outcome of a non-throwing call that produces no value (flush, close).
 template <>
-class [[nodiscard]] Result<void> {
+class [[nodiscard]] Result<void> : public detail::ResultBase {
 public:
     /// A success.
     Result() noexcept = default;
     /// A failure. `status` must not be Status::Ok (it is turned into Internal).
-    Result(Status status, std::string message) noexcept
-        : status_(status == Status::Ok ? Status::Internal : status), message_(std::move(message)) {}
-
-    /// True on success.
-    bool ok() const noexcept { return status_ == Status::Ok; }
-    /// Same as ok().
-    explicit operator bool() const noexcept { return ok(); }
-    /// Status::Ok on success, else the failure status.
-    Status status() const noexcept { return status_; }
-    /// "" on success, else the failure message.
-    const std::string& message() const noexcept { return message_; }
+    Result(Status status, std::string message) noexcept : ResultBase(status, std::move(message)) {}
     /// Throws robotmem::Error(status(), message()) when !ok(); does nothing on success.
-    void value() const {
-        if (!ok()) detail::raise(status_, message_);
-    }
-    /// The failure as an exception object. Precondition: !ok().
-    Error error() const { return Error(status_, message_); }
-
-private:
-    Status status_ = Status::Ok;
-    std::string message_;
+    void value() const { check(); }
 };
 
 }  // namespace robotmem
