@@ -413,9 +413,11 @@ impl Db {
                 "UPDATE memories SET content = ?2, human_summary = ?3, category = ?4, confidence = ?5,
                     decay_base = ?5, content_hash = ?6, context = ?7, is_real = ?8, term_count = ?9,
                     scope_files = ?10, scope_entities = ?11, scope_modules = ?12, updated_at = ?13,
-                    terms = ?14, numbers_sig = ?15, rev = {}
+                    terms = ?14, numbers_sig = ?15, rev = {},
+                    decay_next_at = CASE WHEN ?16 THEN NULL ELSE coalesce(decay_next_at, {}) END
                  WHERE id = ?1",
-                memory::NEXT_REV
+                memory::NEXT_REV,
+                memory::one_day_after("?13")
             ))?
             .execute(params![
                 id,
@@ -433,6 +435,7 @@ impl Db {
                 now,
                 terms.stored(),
                 terms.signature(),
+                classify::is_protected(cls.category),
             ])?;
             memory::unindex(tx, id)?;
             memory::index(tx, id, content, &cls.scope)?;

@@ -89,34 +89,45 @@ pub fn summarize(conn: &Connection, id: &str) -> Result<SessionSummary> {
 /// since the last access (else creation) and `base` the confidence at that time.
 /// The result depends only on elapsed whole days, so repeated calls never
 /// compound. Protected categories and confidences ≤ 0.05 are left alone.
+///
+/// Each memory stores when its next whole day elapses (`decay_next_at`, indexed),
+/// so a call reads only the memories whose value changes now, not every memory.
 /// Returns how many memories changed.
 pub fn apply_decay(conn: &Connection, now: &str) -> Result<i64> {
     let protected = classify::PROTECTED.map(|c| format!("'{c}'")).join(", ");
+    let anchor = "coalesce(last_accessed, created_at)";
     let sql = format!(
-        "SELECT id, coalesce(decay_base, confidence), decay_rate, confidence,
-                CAST(julianday(?1) - julianday(coalesce(last_accessed, created_at)) AS INTEGER)
-         FROM memories
-         WHERE status = 'active' AND confidence > {DECAY_FLOOR} AND category NOT IN ({protected})
-           AND julianday(?1) - julianday(coalesce(last_accessed, created_at)) >= 1.0"
+        "SELECT id, coalesce(decay_base, confidence), decay_rate, confidence, category,
+                CAST(julianday(?1) - julianday({anchor}) AS INTEGER), {anchor}
+         FROM memories INDEXED BY idx_mem_decay
+         WHERE decay_next_at <= ?1 AND status = 'active'"
     );
-    let mut changed = Vec::new();
+    let mut due = Vec::new();
     {
         let mut st = conn.prepare_cached(&sql)?;
         let mut rows = st.query([now])?;
         while let Some(r) = rows.next()? {
-            let (id, base, rate, current, days): (i64, f64, f64, f64, i64) =
-                (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?);
-            let value = decayed(base, rate, days);
-            if (value - current).abs() > 1e-12 {
-                changed.push((id, value, base));
-            }
+            let row: (i64, f64, f64, f64, String, i64, String) =
+                (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?);
+            due.push(row);
         }
     }
-    let mut up = conn.prepare_cached("UPDATE memories SET confidence = ?2, decay_base = ?3 WHERE id = ?1")?;
-    for (id, value, base) in &changed {
-        up.execute(params![id, value, base])?;
+    let mut up = conn.prepare_cached(
+        "UPDATE memories SET confidence = ?2, decay_base = ?3,
+            decay_next_at = CASE WHEN ?4 THEN NULL
+                                 ELSE strftime('%Y-%m-%dT%H:%M:%fZ', ?5, '+' || ?6 || ' days') END
+         WHERE id = ?1",
+    )?;
+    let mut changed = 0;
+    for (id, base, rate, current, category, days, anchor) in due {
+        let value = decayed(base, rate, days);
+        let done = protected.contains(&format!("'{category}'")) || value <= DECAY_FLOOR;
+        up.execute(params![id, value, base, done, anchor, days.max(0) + 1])?;
+        if (value - current).abs() > 1e-12 {
+            changed += 1;
+        }
     }
-    Ok(changed.len() as i64)
+    Ok(changed)
 }
 
 /// `base × (1 − rate)^days`, never below the floor once above it.

@@ -26,7 +26,10 @@ fn learn(db: &Db, text: &str, session: Option<&str>) -> i64 {
 fn age(t: &TempDb, id: i64, days: f64) {
     let c = rusqlite::Connection::open(&t.path).unwrap();
     c.execute(
-        "UPDATE memories SET created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?2), last_accessed = NULL WHERE id = ?1",
+        "UPDATE memories SET created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?2), last_accessed = NULL,
+            decay_next_at = CASE WHEN decay_next_at IS NULL THEN NULL
+                                 ELSE strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?2, '+1 day') END
+         WHERE id = ?1",
         rusqlite::params![id, format!("-{days} days")],
     )
     .unwrap();
@@ -113,4 +116,14 @@ fn consolidation_merges_same_facts_but_not_different_numbers_or_outcomes() {
     }
     let r = t.db.recall(&RecallRequest { query: "approach shelf", ..Default::default() }).unwrap();
     assert!(r.hits.iter().all(|h| h.memory.id != a), "superseded memories leave search");
+}
+
+#[test]
+fn a_memory_updated_out_of_a_protected_category_decays_again() {
+    let t = temp_db("unprotect");
+    let id = learn(&t.db, "must never exceed 15N grip force on glass", None);
+    t.db.update(id, "grip force on glass tuned to 12N on the new gripper", None).unwrap();
+    assert_ne!(t.db.get(id).unwrap().category, "constraint");
+    age(&t, id, 3.5);
+    assert_eq!(end_new_session(&t.db).decayed_count, 1);
 }

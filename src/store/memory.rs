@@ -35,9 +35,10 @@ pub fn insert(conn: &Connection, m: &NewMemory) -> Result<i64> {
         "INSERT INTO memories (session_id, collection, type, content, human_summary, context,
             perception_type, perception_data, perception_metadata, category, confidence,
             decay_rate, content_hash, created_at, updated_at, scope_files, scope_entities,
-            scope_modules, is_real, term_count, terms, numbers_sig, decay_base, rev)
+            scope_modules, is_real, term_count, terms, numbers_sig, decay_base, rev, decay_next_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?14, ?15, ?16, ?17,
-            ?18, ?19, ?20, ?21, ?11, {NEXT_REV})"
+            ?18, ?19, ?20, ?21, ?11, {NEXT_REV}, CASE WHEN ?22 THEN NULL ELSE {} END)",
+        one_day_after("?14")
     ))?
     .execute(params![
         m.session_id,
@@ -61,6 +62,7 @@ pub fn insert(conn: &Connection, m: &NewMemory) -> Result<i64> {
         m.terms.count(),
         m.terms.stored(),
         m.terms.signature(),
+        crate::classify::is_protected(m.category),
     ])?;
     let id = conn.last_insert_rowid();
     index(conn, id, m.content, m.scope)?;
@@ -82,6 +84,11 @@ pub fn index(conn: &Connection, id: i64, content: &str, scope: &crate::classify:
         scope.entities.join(" "),
     ])?;
     Ok(())
+}
+
+/// SQL expression of "one day after the time in parameter `?N`", ISO 8601 UTC.
+pub fn one_day_after(param: &str) -> String {
+    format!("strftime('%Y-%m-%dT%H:%M:%fZ', {param}, '+1 day')")
 }
 
 /// SQL expression of the next change stamp (see `search::index`). Every write that
@@ -187,11 +194,13 @@ pub fn supersede(conn: &Connection, id: i64, by: i64, now: &str) -> Result<()> {
 
 /// Applies recorded recall hits: counters, last access time, and the decay anchor.
 pub fn touch(conn: &Connection, id: i64, hits: i64, at: &str) -> Result<()> {
-    conn.prepare_cached(
+    conn.prepare_cached(&format!(
         "UPDATE memories SET access_count = access_count + ?2, return_count = return_count + ?2,
-            last_accessed = max(coalesce(last_accessed, ''), ?3), decay_base = confidence
+            last_accessed = max(coalesce(last_accessed, ''), ?3), decay_base = confidence,
+            decay_next_at = CASE WHEN decay_next_at IS NULL THEN NULL ELSE {} END
          WHERE id = ?1",
-    )?
+        one_day_after("max(coalesce(last_accessed, ''), ?3)")
+    ))?
     .execute(params![id, hits, at])?;
     Ok(())
 }

@@ -4,7 +4,8 @@
 //! session_outcomes, memory_tags, tag_meta, memories_fts and the listed indexes)
 //! plus: scope columns, a real-world flag, forget bookkeeping, each memory's word
 //! set, word count and numbers signature for dedup (indexed), a change stamp
-//! `rev` for the in-process search index (indexed), a decay anchor, and a key/value `robotmem_meta` table.
+//! `rev` for the in-process search index (indexed), a decay anchor and the
+//! indexed time of each memory's next decay step, and a key/value `robotmem_meta` table.
 //! A database with a newer version than [`SCHEMA_VERSION`] is refused, never
 //! touched.
 
@@ -56,6 +57,7 @@ CREATE TABLE memories (
     numbers_sig         TEXT NOT NULL DEFAULT '',
     rev                 INTEGER NOT NULL DEFAULT 0,
     decay_base          REAL,
+    decay_next_at       TEXT,
     invalidated_reason  TEXT,
     invalidated_at      TEXT
 );
@@ -67,6 +69,7 @@ CREATE INDEX idx_mem_hash       ON memories(content_hash, collection) WHERE cont
 CREATE INDEX idx_mem_dedup      ON memories(collection, numbers_sig, term_count)
     WHERE status = 'active' AND type = 'fact';
 CREATE INDEX idx_mem_rev        ON memories(rev);
+CREATE INDEX idx_mem_decay      ON memories(decay_next_at) WHERE decay_next_at IS NOT NULL;
 CREATE INDEX idx_mem_no_embed   ON memories(collection) WHERE embedding IS NULL AND status = 'active';
 
 CREATE TABLE sessions (
