@@ -62,14 +62,17 @@ impl Store {
         };
         configure(&writer, config)?;
         // Reading the header first: a non-SQLite file fails here, before anything is written.
-        let header = schema::header(&writer)?;
+        let header = retry_busy(config.busy_timeout, || schema::header(&writer))?;
         schema::check_openable(&header)?;
         if opts.verify {
             verify(&writer)?;
         }
         let version = header.user_version;
         if path.is_some() {
-            let mode: String = writer.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+            // Switching to WAL (and WAL recovery) can report SQLITE_BUSY at once, without the
+            // busy handler, while another process opens the same new file.
+            let mode: String =
+                retry_busy(config.busy_timeout, || Ok(writer.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?))?;
             if !mode.eq_ignore_ascii_case("wal") {
                 return Err(Error::new(Status::Io, format!("cannot enable WAL journal (got {mode})")));
             }
@@ -166,6 +169,21 @@ impl Store {
 
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
+    }
+}
+
+/// Runs `f` again while it fails with `Status::Busy`, for at most `timeout`.
+fn retry_busy<T>(timeout: Duration, mut f: impl FnMut() -> Result<T>) -> Result<T> {
+    let start = std::time::Instant::now();
+    let mut pause = Duration::from_millis(2);
+    loop {
+        match f() {
+            Err(e) if e.status == Status::Busy && start.elapsed() < timeout => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            other => return other,
+        }
     }
 }
 
