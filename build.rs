@@ -5,6 +5,7 @@ use std::env;
 use std::path::PathBuf;
 
 fn main() {
+    sqlite_vec::build();
     let dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
     let major: u32 = env::var("CARGO_PKG_VERSION_MAJOR").unwrap().parse().unwrap();
     let minor: u32 = env::var("CARGO_PKG_VERSION_MINOR").unwrap().parse().unwrap();
@@ -58,4 +59,122 @@ fn header_comment() -> String {
  *  - A closed handle is never dereferenced: calls with it return RM_CLOSED.
  */"#
     .to_string()
+}
+
+/// sqlite-vec, compiled here (not by its crate, whose build enables no SIMD): the
+/// C source of the pinned crate (Cargo.lock pins its checksum; the sha256 below
+/// pins the file), built once portable and, on x86_64, once more with AVX. Every
+/// global symbol gets a prefix so the two copies coexist and a static link into
+/// a firmware image cannot clash with names like `bitmap_new`; the engine picks
+/// the AVX copy at run time only when the CPU has AVX. aarch64 gets NEON (always
+/// present there).
+mod sqlite_vec {
+    use std::path::{Path, PathBuf};
+
+    const VERSION: &str = "0.1.9";
+    const SHA256: &str = "ba081a47fa02eadc3cf6b16c314b695b84081269349aac722b4efa338fe8fd85";
+    /// Global symbols of sqlite-vec.c at SHA256 (`nm`), renamed per copy.
+    const GLOBALS: &str = "
+    _cmp array_append array_cleanup array_init bitmap_and_inplace bitmap_clear bitmap_copy
+    bitmap_fill bitmap_get bitmap_new bitmap_new_from bitmap_set ensure_vector_match
+    fvec_cleanup_noop is_alpha is_digit is_whitespace merge_sorted_lists min_idx
+    npy_scanner_init npy_scanner_next npy_token_next parse_npy_buffer parse_npy_file
+    parse_npy_header sbe_query_knn_data_clear sqlite3_vec_init sqlite3_vec_numpy_init
+    sqlite3_vec_static_blobs_init type_name vec0Filter_fullscan vec0Filter_knn
+    vec0Filter_knn_chunks_iter vec0Filter_point vec0Update_Delete
+    vec0Update_Delete_ClearMetadata vec0Update_Delete_ClearRowid vec0Update_Delete_ClearValidity
+    vec0Update_Delete_ClearVectors vec0Update_Delete_DeleteAux
+    vec0Update_Delete_DeleteChunkIfEmpty vec0Update_Delete_DeleteRowids vec0Update_Insert
+    vec0Update_InsertNextAvailableStep vec0Update_InsertRowidStep
+    vec0Update_InsertWriteFinalStep vec0Update_Update vec0Update_UpdateAuxColumn
+    vec0Update_UpdateVectorColumn vec0_chunks_iter vec0_column_distance_idx
+    vec0_column_idx_is_auxiliary vec0_column_idx_is_metadata vec0_column_idx_is_partition
+    vec0_column_idx_is_vector vec0_column_idx_to_auxiliary_idx vec0_column_idx_to_metadata_idx
+    vec0_column_idx_to_partition_idx vec0_column_idx_to_vector_idx vec0_column_k_idx
+    vec0_cursor_clear vec0_free vec0_free_resources vec0_get_auxiliary_value_for_rowid
+    vec0_get_chunk_position vec0_get_id_value_from_rowid vec0_get_latest_chunk_rowid
+    vec0_get_metadata_text_long_value vec0_get_partition_value_for_rowid vec0_get_vector_data
+    vec0_metadata_chunk_size vec0_metadata_filter_text vec0_new_chunk
+    vec0_num_defined_user_columns vec0_parse_auxiliary_column_definition
+    vec0_parse_metadata_column_definition vec0_parse_partition_key_definition
+    vec0_parse_primary_key_definition vec0_parse_table_option vec0_parse_vector_column
+    vec0_query_fullscan_data_clear vec0_query_knn_data_clear vec0_query_point_data_clear
+    vec0_result_id vec0_result_metadata_value_for_rowid vec0_rowid_from_id vec0_rowids_insert_id
+    vec0_rowids_insert_rowid vec0_rowids_update_position vec0_scanner_init vec0_scanner_next
+    vec0_set_metadata_filter_bitmap vec0_token_next vec0_write_metadata_value vec_type_name
+    vector_byte_size vector_cleanup_noop vector_column_byte_size vector_from_value
+    vector_subtype_name vtab_set_error";
+
+    pub fn build() {
+        let dir = source_dir();
+        let src = dir.join("sqlite-vec.c");
+        let bytes = std::fs::read(&src).unwrap_or_else(|e| panic!("cannot read {}: {e}", src.display()));
+        let got = sha256_hex(&bytes);
+        assert_eq!(got, SHA256, "{} is not the pinned sqlite-vec {VERSION} source", src.display());
+        println!("cargo:rerun-if-changed={}", src.display());
+        let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
+        compile(&dir, "rm_vec_", "robotmem_vec", &[]);
+        match arch.as_str() {
+            "x86_64" => {
+                compile(&dir, "rm_vecavx_", "robotmem_vec_avx", &["SQLITE_VEC_ENABLE_AVX"]);
+                println!("cargo:rustc-cfg=robotmem_vec_avx");
+            }
+            "aarch64" => {
+                compile(&dir, "rm_vecneon_", "robotmem_vec_neon", &["SQLITE_VEC_ENABLE_NEON"]);
+                println!("cargo:rustc-cfg=robotmem_vec_neon");
+            }
+            _ => {}
+        }
+        println!("cargo:rustc-check-cfg=cfg(robotmem_vec_avx)");
+        println!("cargo:rustc-check-cfg=cfg(robotmem_vec_neon)");
+        println!("cargo:rerun-if-env-changed=ROBOTMEM_SQLITE_VEC_SRC");
+    }
+
+    fn compile(dir: &Path, prefix: &str, lib: &str, defines: &[&str]) {
+        let mut b = cc::Build::new();
+        b.file(dir.join("sqlite-vec.c"))
+            .include(dir)
+            .define("SQLITE_CORE", None)
+            .define("SQLITE_VEC_OMIT_FS", None)
+            .warnings(false);
+        for d in defines {
+            b.define(d, None);
+            if *d == "SQLITE_VEC_ENABLE_AVX" {
+                b.flag("-mavx");
+            }
+        }
+        for s in GLOBALS.split_whitespace() {
+            b.define(s, Some(format!("{prefix}{s}").as_str()));
+        }
+        b.compile(lib);
+    }
+
+    /// The crate's unpacked source: ROBOTMEM_SQLITE_VEC_SRC, else Cargo's registry
+    /// cache (the crate is a build-dependency, so Cargo has fetched and unpacked it).
+    fn source_dir() -> PathBuf {
+        if let Some(d) = std::env::var_os("ROBOTMEM_SQLITE_VEC_SRC") {
+            return PathBuf::from(d);
+        }
+        let home = std::env::var_os("CARGO_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
+            .expect("CARGO_HOME or HOME");
+        let name = format!("sqlite-vec-{VERSION}");
+        let mut dirs: Vec<PathBuf> = std::fs::read_dir(home.join("registry").join("src"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path().join(&name))
+            .filter(|p| p.join("sqlite-vec.c").is_file())
+            .collect();
+        dirs.sort();
+        dirs.into_iter().next().unwrap_or_else(|| {
+            panic!("sqlite-vec {VERSION} source not found under {}/registry/src; set ROBOTMEM_SQLITE_VEC_SRC", home.display())
+        })
+    }
+
+    fn sha256_hex(bytes: &[u8]) -> String {
+        use sha2::Digest;
+        sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+    }
 }

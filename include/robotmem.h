@@ -36,6 +36,15 @@
 #define RM_VERSION_STRING "0.1.0"
 
 
+// Largest accepted embedding dimension.
+#define MAX_DIM 4096
+
+// Largest share of unknown tokens in a text the model is trusted to embed.
+#define MAX_UNKNOWN_FRACTION 0.25
+
+// Largest batch accepted by rm_learn_batch().
+#define RM_MAX_BATCH 10000
+
 // Characters of an insight / update content, after trimming.
 #define RM_MAX_CONTENT_CHARS 300
 
@@ -70,6 +79,12 @@
 
 // Results of one recall.
 #define RM_MAX_RESULTS 100
+
+// Smallest number of entries taken from each list.
+#define MIN_FUSION_DEPTH 40
+
+// sqlite-vec's largest `k`.
+#define MAX_K 4096
 
 // Status code returned by every fallible function. `RM_OK` is 0; every other
 // value is an error whose message `rm_last_error()` returns.
@@ -137,6 +152,27 @@ typedef int32_t rm_durability;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// Whether vector search works on a handle.
+enum rm_embed_state
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // Model loaded and the stored vectors are its own: recall is hybrid.
+  RM_EMBED_READY = 0,
+  // No model or ONNX Runtime (not configured, missing, or failed to load): BM25 only.
+  RM_EMBED_UNAVAILABLE = 1,
+  // The stored vectors were made by another model: BM25 only until rm_reembed().
+  RM_EMBED_MODEL_MISMATCH = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum rm_embed_state rm_embed_state;
+#else
+typedef int32_t rm_embed_state;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
 // How a duplicate was recognised (RM_DUP_NONE when the memory was created).
 enum rm_dup_method
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -148,7 +184,8 @@ enum rm_dup_method
   RM_DUP_EXACT = 1,
   // Word-set Jaccard similarity > 0.70 and the same numbers.
   RM_DUP_JACCARD = 2,
-  // Embedding cosine similarity > 0.85.
+  // Embedding cosine similarity above opts.cosine_dedup (0.85) with the same
+  // numbers, outcome and words up to inflection.
   RM_DUP_COSINE = 3,
 };
 #ifndef __cplusplus
@@ -277,6 +314,33 @@ typedef struct rm_open_options {
   bool verify;
 } rm_open_options;
 
+// Result of rm_embedding_status(). Free with rm_embedding_info_free().
+typedef struct rm_embedding_info {
+  rm_embed_state state;
+  // This handle's model as "name/dim/hash"; NULL when no model is loaded.
+  const char *model;
+  // Vector dimension of this handle's model; 0 when none.
+  size_t dim;
+  // Model stamp of the vectors stored in the file; NULL when none yet.
+  const char *stored_model;
+  // Active memories without a vector (embedded by rm_reembed()).
+  int64_t pending;
+  // sqlite-vec kernel in use: "avx", "neon" or "portable".
+  const char *kernel;
+  // Why state is not RM_EMBED_READY ("" when it is).
+  const char *reason;
+} rm_embedding_info;
+
+// Output of rm_reembed() (a plain struct the caller owns).
+typedef struct rm_reembed_result {
+  // Memories embedded by this call.
+  int64_t embedded;
+  // Active memories still without a vector.
+  int64_t remaining;
+  // True when this call dropped another model's vectors to rebuild them.
+  bool rebuilt;
+} rm_reembed_result;
+
 // Optional parameters of rm_learn(). Initialise with rm_learn_options_init().
 typedef struct rm_learn_options {
   // Context: a JSON object (params / spatial / robot / task / env ...) or free
@@ -291,6 +355,14 @@ typedef struct rm_learn_options {
   const char *const *tags;
   size_t tag_count;
 } rm_learn_options;
+
+// One experience of rm_learn_batch().
+typedef struct rm_learn_item {
+  // As rm_learn()'s insight.
+  const char *insight;
+  // As rm_learn()'s opts; NULL: defaults.
+  const struct rm_learn_options *opts;
+} rm_learn_item;
 
 // Result of rm_learn(). Free with rm_learn_result_free().
 typedef struct rm_learn_result {
@@ -310,7 +382,17 @@ typedef struct rm_learn_result {
   size_t tag_count;
   const char *const *scope_files;
   size_t scope_file_count;
+  // Whether the memory got its vector (false without a usable model, and for
+  // duplicates; rm_reembed() embeds it later).
+  bool has_embedding;
 } rm_learn_result;
+
+// Result of rm_learn_batch(). Free with rm_learn_batch_result_free().
+typedef struct rm_learn_batch_result {
+  // One result per item, in item order (see rm_learn_result).
+  const struct rm_learn_result *results;
+  size_t count;
+} rm_learn_batch_result;
 
 // Optional parameters of rm_recall(). Initialise with rm_recall_options_init().
 typedef struct rm_recall_options {
@@ -542,6 +624,57 @@ const char *rm_last_error(void);
 // Frees a string returned by a rm_*_json() function. NULL is accepted.
 void rm_string_free(char *s);
 
+// Reports whether vector search works on this handle, which model made the
+// stored vectors, how many memories wait for a vector, and why not ready.
+//
+// Errors: RM_INVALID_ARGUMENT (NULL out), RM_CLOSED, RM_IO.
+// Ownership: free *out with rm_embedding_info_free(). Thread-safe.
+rm_status rm_embedding_status(struct rm_db *db,
+                              struct rm_embedding_info **out);
+
+// Frees an embedding status. NULL is accepted.
+void rm_embedding_info_free(struct rm_embedding_info *r);
+
+// JSON rendering of an embedding status. Free *out_json with rm_string_free().
+rm_status rm_embedding_info_json(const struct rm_embedding_info *r,
+                                 char **out_json);
+
+// Embeds active memories that have no vector of this handle's model — those
+// learned while no model was available, or all of them after a model change
+// (the old vectors are dropped first). At most `limit` per call (0: all), in
+// batches of opts.embed_batch with one short write transaction each, so other
+// threads and processes keep working; call again while remaining > 0 to spread
+// the work. `out` may be NULL.
+//
+// Errors: RM_EMBEDDING_UNAVAILABLE (no model on this handle; see
+// rm_embedding_status()), RM_INVALID_STATE (another process changed the model
+// meanwhile), RM_CLOSED, RM_BUSY, RM_FULL, RM_IO. Thread-safe.
+rm_status rm_reembed(struct rm_db *db,
+                     size_t limit,
+                     struct rm_reembed_result *out);
+
+// Stores many experiences at once: every item is validated first (one bad item
+// fails the call with a message naming its index, and nothing is stored), the
+// texts are embedded in batches of opts.embed_batch, and all items are written
+// in one transaction (one commit). Each item is deduplicated as by rm_learn()
+// against the database and the items before it. `out` may be NULL.
+//
+// Errors: as rm_learn(); RM_INVALID_ARGUMENT also for NULL items with count > 0
+// or count > RM_MAX_BATCH.
+// Ownership: free *out with rm_learn_batch_result_free(). Thread-safe.
+rm_status rm_learn_batch(struct rm_db *db,
+                         const struct rm_learn_item *items,
+                         size_t count,
+                         struct rm_learn_batch_result **out);
+
+// Frees a batch learn result. NULL is accepted.
+void rm_learn_batch_result_free(struct rm_learn_batch_result *r);
+
+// JSON rendering of a batch learn result (an array of rm_learn_result_json()
+// objects). Free *out_json with rm_string_free().
+rm_status rm_learn_batch_result_json(const struct rm_learn_batch_result *r,
+                                     char **out_json);
+
 // Sets every field of `opts` to its default (all NULL).
 //
 // Errors: RM_INVALID_ARGUMENT if `opts` is NULL.
@@ -724,6 +857,18 @@ void rm_session_summary_free(struct rm_session_summary *r);
 // JSON rendering of a session summary. Free *out_json with rm_string_free().
 rm_status rm_session_summary_json(const struct rm_session_summary *r,
                                   char **out_json);
+
+extern int rm_vec_sqlite3_vec_init(sqlite3 *db,
+                                   char **err,
+                                   const sqlite3_api_routines *api);
+
+extern int rm_vecavx_sqlite3_vec_init(sqlite3 *db,
+                                      char **err,
+                                      const sqlite3_api_routines *api);
+
+extern int rm_vecneon_sqlite3_vec_init(sqlite3 *db,
+                                       char **err,
+                                       const sqlite3_api_routines *api);
 
 #ifdef __cplusplus
 }  // extern "C"

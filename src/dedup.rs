@@ -1,5 +1,5 @@
 //! Dedup stage: exact (indexed content hash) → near-duplicate (word sets) → cosine
-//! (embeddings issue).
+//! (embeddings, guarded; see [`cosine`]).
 //!
 //! A near-duplicate is the same fact written again: word-set Jaccard > 0.70, the
 //! same numbers, the same success/failure outcome, one text's words contain the
@@ -18,11 +18,11 @@
 
 use std::collections::BTreeSet;
 
-use rusqlite::{params, Connection};
+use rusqlite::{params, Connection, OptionalExtension};
 use sha2::{Digest, Sha256};
 
 use crate::error::Result;
-use crate::store::memory;
+use crate::store::{memory, vectors};
 use crate::text;
 use crate::types::{DupMethod, Duplicate};
 
@@ -111,6 +111,22 @@ impl Terms {
         (j > JACCARD_THRESHOLD && nested && self.same_facts(other) && self.same_order(other)).then_some(j)
     }
 
+    /// Whether the two texts have the same words up to inflection ("slipped" /
+    /// "slip", "cups" / "cup"; Snowball English stems), in the same order.
+    pub fn rewording_of(&self, other: &Terms) -> bool {
+        fn stems(t: &Terms) -> Vec<String> {
+            let mut out: Vec<String> = Vec::with_capacity(t.order.len());
+            for w in &t.order {
+                let s = crate::search::index::term(w);
+                if !out.contains(&s) {
+                    out.push(s);
+                }
+            }
+            out
+        }
+        stems(self) == stems(other)
+    }
+
     /// Whether the words the two texts share appear in the same order in both.
     fn same_order(&self, other: &Terms) -> bool {
         fn shared<'a>(a: &'a Terms, b: &Terms) -> Vec<&'a String> {
@@ -122,7 +138,7 @@ impl Terms {
 
 /// Success/failure polarity of a word set: -1 failure, 1 success, 0 neither.
 pub fn outcome(words: &BTreeSet<String>) -> i8 {
-    const FAIL: &[&str] = &["fail", "failed", "failure", "failing", "fails", "slipped", "slip", "dropped",
+    const FAIL: &[&str] = &["fail", "failed", "failure", "failing", "fails", "slipped", "slip", "slips", "dropped", "drops",
         "collided", "collision", "missed", "error", "unsuccessful", "失败", "滑落", "掉落", "碰撞", "未能"];
     const OK: &[&str] = &["success", "succeeded", "successful", "successfully", "succeeds", "worked", "works", "成功"];
     let has = |list: &[&str]| list.iter().any(|w| words.contains(*w));
@@ -185,6 +201,50 @@ pub fn near(conn: &Connection, collection: &str, terms: &Terms, exclude: Option<
         consider(r.get(0)?, r.get(1)?);
     }
     Ok(best)
+}
+
+/// Neighbours examined by the cosine layer.
+const COSINE_NEIGHBOURS: usize = 8;
+
+/// Cosine layer over active facts of the collection: the nearest stored vector
+/// above `threshold` whose memory states the same numbers and outcome with the
+/// same words up to inflection, in the same order.
+///
+/// Cosine alone is not evidence of the same fact: with all-MiniLM-L6-v2, "pick up
+/// the red cup" / "pick up the blue cup" score 0.905 and "pulling the handle
+/// down" / "pushing the handle up" 0.972 — above the spec's 0.85, and merging them
+/// would lose a memory. So the layer catches rewordings the word layer misses
+/// (inflections and function words: "Gripper slipped on wet cups" / "the gripper
+/// slips on a wet cup"), never a substituted word.
+pub fn cosine(
+    conn: &Connection,
+    collection: &str,
+    vector: &[f32],
+    terms: &Terms,
+    threshold: f64,
+    exclude: Option<i64>,
+) -> Result<Option<Duplicate>> {
+    if threshold > 1.0 {
+        return Ok(None);
+    }
+    let mut facts = conn.prepare_cached(
+        "SELECT terms, numbers_sig FROM memories WHERE id = ?1 AND status = 'active' AND type = 'fact' AND id != ?2",
+    )?;
+    for (id, distance) in vectors::knn(conn, collection, vector, COSINE_NEIGHBOURS)? {
+        let similarity = vectors::cosine_from_l2(distance);
+        if similarity <= threshold {
+            break;
+        }
+        let row: Option<(String, String)> =
+            facts.query_row(params![id, exclude.unwrap_or(0)], |r| Ok((r.get(0)?, r.get(1)?))).optional()?;
+        if let Some((t, n)) = row {
+            let other = Terms::from_stored(&t, &n);
+            if terms.same_facts(&other) && terms.rewording_of(&other) {
+                return Ok(Some(Duplicate { existing_id: id, method: DupMethod::Cosine, similarity }));
+            }
+        }
+    }
+    Ok(None)
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@
 pub mod classify;
 pub mod db;
 pub mod dedup;
+pub mod embed;
 pub mod error;
 pub mod ffi;
 pub mod limits;

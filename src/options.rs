@@ -52,6 +52,24 @@ pub struct OpenOptions {
     /// it, damage inside the file is reported by the first call that reads it.
     /// Default false.
     pub verify: bool,
+    /// Compute embeddings when a model is available (see `model_dir`). `false`:
+    /// BM25 only, whatever the environment says. Default true.
+    pub embeddings: bool,
+    /// Embedding model directory (`model.onnx`, `tokenizer.json`,
+    /// `robotmem-model.json`). `None`: `$ROBOTMEM_MODEL_DIR`; unset too: BM25 only.
+    pub model_dir: Option<PathBuf>,
+    /// ONNX Runtime shared library. `None`: `$ROBOTMEM_ORT_LIBRARY`, else
+    /// `libonnxruntime.so` next to librobotmem. Only the first library loaded in a
+    /// process is used (ONNX Runtime allows one per process).
+    pub ort_library: Option<PathBuf>,
+    /// ONNX Runtime intra-op threads per model run. Default 2.
+    pub embed_threads: u32,
+    /// Texts per model run in batch learn and re-embed. Default 32.
+    pub embed_batch: u32,
+    /// Cosine similarity above which a new fact with the same numbers and outcome
+    /// as an existing one is reported as its duplicate. Default 0.85; a value
+    /// above 1 turns the cosine layer off.
+    pub cosine_dedup: f64,
 }
 
 impl Default for OpenOptions {
@@ -66,6 +84,12 @@ impl Default for OpenOptions {
             preload: false,
             max_db_bytes: None,
             verify: false,
+            embeddings: true,
+            model_dir: None,
+            ort_library: None,
+            embed_threads: 2,
+            embed_batch: 32,
+            cosine_dedup: 0.85,
         }
     }
 }
@@ -80,6 +104,16 @@ impl OpenOptions {
             Location::Path(path)
         };
         OpenOptions { location, ..Default::default() }
+    }
+
+    /// The embedding settings of these options.
+    pub fn embed_settings(&self) -> crate::embed::EmbedSettings {
+        crate::embed::EmbedSettings {
+            model_dir: self.model_dir.clone(),
+            runtime_path: self.ort_library.clone(),
+            threads: self.embed_threads.max(1) as usize,
+            batch_size: self.embed_batch.max(1) as usize,
+        }
     }
 
     /// In-memory database, other fields default.

@@ -116,6 +116,7 @@ pub fn learn(o: &LearnOutcome) -> Value {
                 "tags": o.tags,
                 "scope_files": o.scope_files,
             },
+            "has_embedding": o.has_embedding,
         }),
     }
 }
@@ -189,4 +190,16 @@ mod tests {
             assert_eq!(super::base64(i.as_bytes()), o);
         }
     }
+}
+
+pub fn embedding_status(s: &EmbeddingStatus) -> Value {
+    json!({
+        "state": s.state.as_str(),
+        "model": s.model,
+        "dim": s.dim,
+        "stored_model": s.stored_model,
+        "pending": s.pending,
+        "kernel": s.kernel,
+        "reason": s.reason,
+    })
 }

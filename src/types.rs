@@ -165,6 +165,9 @@ pub struct LearnOutcome {
     /// Automatic tags followed by the user tags.
     pub tags: Vec<String>,
     pub scope_files: Vec<String>,
+    /// Whether the memory got its vector now (false without a usable model, or
+    /// for a duplicate; `Db::reembed` embeds it later).
+    pub has_embedding: bool,
 }
 
 /// Parameters of [`crate::Db::save_perception`].
@@ -316,4 +319,54 @@ pub struct SessionEnded {
     pub consolidated: Consolidation,
     /// Related memories from other sessions (proactive recall), best first.
     pub related: Vec<Hit>,
+}
+
+/// Whether vector search is usable on a handle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EmbeddingState {
+    /// Model loaded and the stored vectors are its own: recall is hybrid.
+    Ready,
+    /// No model or runtime (not configured, missing, or failed to load): BM25 only.
+    Unavailable,
+    /// The database's vectors were made by another model: BM25 only until
+    /// `Db::reembed` rebuilds them with this handle's model.
+    ModelMismatch,
+}
+
+impl EmbeddingState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EmbeddingState::Ready => "ready",
+            EmbeddingState::Unavailable => "unavailable",
+            EmbeddingState::ModelMismatch => "model_mismatch",
+        }
+    }
+}
+
+/// [`crate::Db::embedding_status`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct EmbeddingStatus {
+    pub state: EmbeddingState,
+    /// This handle's model stamp (`name/dim/hash`), if a model is loaded.
+    pub model: Option<String>,
+    pub dim: usize,
+    /// The stamp of the stored vectors, if any.
+    pub stored_model: Option<String>,
+    /// Active memories without a vector of the stored model.
+    pub pending: i64,
+    /// sqlite-vec kernel in use: "avx", "neon" or "portable".
+    pub kernel: &'static str,
+    /// Why the state is not `Ready` (empty when it is).
+    pub reason: String,
+}
+
+/// [`crate::Db::reembed`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReembedOutcome {
+    /// Memories embedded by this call.
+    pub embedded: i64,
+    /// Active memories still without a vector.
+    pub remaining: i64,
+    /// Whether this call replaced another model's vectors (all were dropped).
+    pub rebuilt: bool,
 }

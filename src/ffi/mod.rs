@@ -13,6 +13,7 @@
 // for the call, strings NUL-terminated. Each function checks what it can (NULL, UTF-8).
 #![allow(clippy::missing_safety_doc)]
 
+mod embedding;
 mod ops;
 mod results;
 

@@ -89,19 +89,30 @@ pub unsafe extern "C" fn rm_learn(
     guard(|| {
         let db = super::db(db)?;
         let insight = req_str(insight, "insight")?;
-        let mut req = LearnRequest { insight, ..Default::default() };
-        let mut tags = Vec::new();
-        if let Some(o) = opts.as_ref() {
-            req.context = opt_str(o.context, "opts.context")?;
-            req.collection = opt_str(o.collection, "opts.collection")?;
-            req.session_id = opt_str(o.session_id, "opts.session_id")?;
-            tags = tag_list(o.tags, o.tag_count)?;
-        }
-        req.tags = &tags;
-        let r = db.learn(&req)?;
+        let (req, tags) = learn_request(insight, opts)?;
+        let r = db.learn(&LearnRequest { tags: &tags, ..req })?;
         put(out, learn_result(r), LearnBox::into_raw);
         Ok(())
     })
+}
+
+/// A learn request from C arguments: the request (without tags) and the tags.
+///
+/// # Safety
+/// `opts` is NULL or points to a valid rm_learn_options for the call.
+pub(crate) unsafe fn learn_request<'a>(
+    insight: &'a str,
+    opts: *const rm_learn_options,
+) -> Result<(LearnRequest<'a>, Vec<&'a str>), Error> {
+    let mut req = LearnRequest { insight, ..Default::default() };
+    let mut tags = Vec::new();
+    if let Some(o) = opts.as_ref() {
+        req.context = opt_str(o.context, "opts.context")?;
+        req.collection = opt_str(o.collection, "opts.collection")?;
+        req.session_id = opt_str(o.session_id, "opts.session_id")?;
+        tags = tag_list(o.tags, o.tag_count)?;
+    }
+    Ok((req, tags))
 }
 
 /// Optional parameters of rm_recall(). Initialise with rm_recall_options_init().

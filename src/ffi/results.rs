@@ -69,7 +69,8 @@ pub enum rm_dup_method {
     RM_DUP_EXACT = 1,
     /// Word-set Jaccard similarity > 0.70 and the same numbers.
     RM_DUP_JACCARD = 2,
-    /// Embedding cosine similarity > 0.85.
+    /// Embedding cosine similarity above opts.cosine_dedup (0.85) with the same
+    /// numbers, outcome and words up to inflection.
     RM_DUP_COSINE = 3,
 }
 
@@ -104,22 +105,22 @@ pub enum rm_search_mode {
 
 /// Owns C strings and arrays; pointers into it stay valid while it lives.
 #[derive(Default)]
-struct Arena {
+pub(crate) struct Arena {
     strings: Vec<CString>,
     lists: Vec<Vec<*const c_char>>,
 }
 
 impl Arena {
-    fn str(&mut self, s: &str) -> *const c_char {
+    pub(crate) fn str(&mut self, s: &str) -> *const c_char {
         let c = to_cstring(s);
         let p = c.as_ptr();
         self.strings.push(c);
         p
     }
-    fn opt(&mut self, s: Option<&str>) -> *const c_char {
+    pub(crate) fn opt(&mut self, s: Option<&str>) -> *const c_char {
         s.map_or(ptr::null(), |s| self.str(s))
     }
-    fn list(&mut self, items: &[String]) -> (*const *const c_char, usize) {
+    pub(crate) fn list(&mut self, items: &[String]) -> (*const *const c_char, usize) {
         let v: Vec<*const c_char> = items.iter().map(|s| self.str(s)).collect();
         let p = if v.is_empty() { ptr::null() } else { v.as_ptr() };
         let n = v.len();
@@ -265,9 +266,10 @@ macro_rules! owned {
         }
     };
 }
+pub(crate) use owned;
 
 /// Writes the JSON rendering of a result to `*out_json` (free with rm_string_free).
-fn to_json<T>(found: Option<&T>, render: impl FnOnce(&T) -> Value, out_json: *mut *mut c_char) -> rm_status {
+pub(crate) fn to_json<T>(found: Option<&T>, render: impl FnOnce(&T) -> Value, out_json: *mut *mut c_char) -> rm_status {
     guard(|| {
         out_ptr(out_json, "out_json")?;
         let r = found.ok_or_else(|| crate::Error::invalid("result is NULL"))?;
@@ -299,16 +301,25 @@ pub struct rm_learn_result {
     pub tag_count: usize,
     pub scope_files: *const *const c_char,
     pub scope_file_count: usize,
+    /// Whether the memory got its vector (false without a usable model, and for
+    /// duplicates; rm_reembed() embeds it later).
+    pub has_embedding: bool,
 }
 
 owned!(LearnBox, rm_learn_result, LearnOutcome, {});
 
 pub(crate) fn learn_result(o: LearnOutcome) -> LearnBox {
     let mut arena = Arena::default();
+    let public = learn_public(&o, &mut arena);
+    LearnBox { public, arena, rust: o }
+}
+
+/// The C view of a learn outcome; strings owned by `arena`.
+pub(crate) fn learn_public(o: &LearnOutcome, arena: &mut Arena) -> rm_learn_result {
     let (duplicate, dup_method, similarity) = dup_method(&o.duplicate);
     let (tags, tag_count) = arena.list(&o.tags);
     let (scope_files, scope_file_count) = arena.list(&o.scope_files);
-    let public = rm_learn_result {
+    rm_learn_result {
         memory_id: o.memory_id,
         duplicate,
         dup_method,
@@ -319,8 +330,8 @@ pub(crate) fn learn_result(o: LearnOutcome) -> LearnBox {
         tag_count,
         scope_files,
         scope_file_count,
-    };
-    LearnBox { public, arena, rust: o }
+        has_embedding: o.has_embedding,
+    }
 }
 
 /// Frees a learn result. NULL is accepted.

@@ -34,25 +34,44 @@ pub fn for_each(
         return Ok(SearchMode::Scan);
     }
     index.sync(conn)?;
-    let mut row = conn.prepare_cached(
-        "SELECT is_real, CASE WHEN ?5 THEN context END FROM memories
-         WHERE id = ?1 AND collection = ?2 AND status = 'active' AND confidence >= ?3
-           AND (?4 IS NULL OR session_id = ?4) AND (?6 IS NULL OR session_id IS NOT ?6)",
-    )?;
+    let mut lookup = Lookup::new(conn, plan)?;
     for (id, score) in index.rank(plan.collection, &plan.words) {
-        let hit = row
-            .query_row(
-                params![id, plan.collection, plan.min_confidence, plan.session_id, plan.needs_context(), plan.exclude_session],
-                |r| Ok((r.get::<_, bool>(0)?, r.get::<_, Option<String>>(1)?)),
-            )
-            .optional()?;
-        if let Some((is_real, context)) = hit {
-            if !f(Candidate { id, is_real, bm25: Some(score), context })? {
+        if let Some(c) = lookup.get(id, Some(score))? {
+            if !f(c)? {
                 break;
             }
         }
     }
     Ok(SearchMode::Bm25Only)
+}
+
+/// Loads a ranked id as a candidate if it passes the plan's SQL-side filters.
+pub struct Lookup<'c, 'p> {
+    st: rusqlite::CachedStatement<'c>,
+    plan: &'p Plan<'p>,
+}
+
+impl<'c, 'p> Lookup<'c, 'p> {
+    pub fn new(conn: &'c Connection, plan: &'p Plan<'p>) -> Result<Self> {
+        let st = conn.prepare_cached(
+            "SELECT is_real, CASE WHEN ?5 THEN context END FROM memories
+             WHERE id = ?1 AND collection = ?2 AND status = 'active' AND confidence >= ?3
+               AND (?4 IS NULL OR session_id = ?4) AND (?6 IS NULL OR session_id IS NOT ?6)",
+        )?;
+        Ok(Lookup { st, plan })
+    }
+
+    pub fn get(&mut self, id: i64, bm25: Option<f64>) -> Result<Option<Candidate>> {
+        let p = self.plan;
+        let hit = self
+            .st
+            .query_row(
+                params![id, p.collection, p.min_confidence, p.session_id, p.needs_context(), p.exclude_session],
+                |r| Ok((r.get::<_, bool>(0)?, r.get::<_, Option<String>>(1)?)),
+            )
+            .optional()?;
+        Ok(hit.map(|(is_real, context)| Candidate { id, is_real, bm25, context }))
+    }
 }
 
 /// No searchable word: newest first, filters in SQL (the collection index gives

@@ -15,6 +15,7 @@
 
 pub mod candidates;
 pub mod filter;
+pub mod hybrid;
 pub mod index;
 
 use std::cmp::Ordering;
@@ -100,20 +101,7 @@ pub fn run(conn: &Connection, index: &index::TextIndex, plan: &Plan) -> Result<(
         if !spatial && kept.len() == plan.n && kept.peek().is_some_and(|w| w.0.score >= base * REAL_WORLD_BOOST) {
             return Ok(false); // no later candidate can enter the top n
         }
-        let mut distance = None;
-        if let Some(text) = &c.context {
-            let ctx = LazyContext::new(text);
-            if plan.filter.as_ref().is_some_and(|f| !f.matches_with(|p| ctx.lookup(p))) {
-                return Ok(true);
-            }
-            if let Some(s) = &plan.spatial {
-                let d = s.distance_lazy(&ctx);
-                if !s.within(d) {
-                    return Ok(true);
-                }
-                distance = Some(d);
-            }
-        }
+        let Some(distance) = admit(plan, &c) else { return Ok(true) };
         let score = if c.is_real { base * REAL_WORLD_BOOST } else { base };
         kept.push(Worst(Ranked { id: c.id, score, bm25: c.bm25, distance }, spatial));
         if kept.len() > plan.n {
@@ -122,11 +110,33 @@ pub fn run(conn: &Connection, index: &index::TextIndex, plan: &Plan) -> Result<(
         Ok(true)
     })?;
     let mut out: Vec<Ranked> = kept.into_sorted_vec().into_iter().map(|w| w.0).collect();
+    normalise(&mut out);
+    Ok((out, mode))
+}
+
+/// Applies context_filter and spatial max_distance to a candidate: `None` if it
+/// is filtered out, else its spatial distance (`Some(None)` without spatial_sort).
+pub(crate) fn admit(plan: &Plan, c: &candidates::Candidate) -> Option<Option<f64>> {
+    let Some(text) = &c.context else { return Some(None) };
+    let ctx = LazyContext::new(text);
+    if plan.filter.as_ref().is_some_and(|f| !f.matches_with(|p| ctx.lookup(p))) {
+        return None;
+    }
+    match &plan.spatial {
+        Some(s) => {
+            let d = s.distance_lazy(&ctx);
+            s.within(d).then_some(Some(d))
+        }
+        None => Some(None),
+    }
+}
+
+/// Scales scores so the best is 1.0.
+fn normalise(out: &mut [Ranked]) {
     let max = out.iter().map(|r| r.score).fold(0.0, f64::max);
     if max > 0.0 {
         out.iter_mut().for_each(|r| r.score /= max);
     }
-    Ok((out, mode))
 }
 
 /// `Greater` when `a` should come before `b`: nearer first with spatial_sort, then

@@ -95,10 +95,11 @@ pub fn one_day_after(param: &str) -> String {
 /// changes what is searchable sets `rev` to it.
 pub const NEXT_REV: &str = "(SELECT coalesce(max(rev), 0) + 1 FROM memories)";
 
-/// Removes the FTS entry of memory `id` (it no longer appears in any search).
+/// Removes the FTS entry and the vector of memory `id` (it no longer appears in
+/// any search).
 pub fn unindex(conn: &Connection, id: i64) -> Result<()> {
     conn.prepare_cached("DELETE FROM memories_fts WHERE rowid = ?1")?.execute([id])?;
-    Ok(())
+    super::vectors::remove(conn, id)
 }
 
 /// Columns read into a [`Memory`], in [`from_row`] order.

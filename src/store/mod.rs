@@ -8,6 +8,7 @@
 
 pub mod memory;
 pub mod schema;
+pub mod vectors;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -300,6 +301,7 @@ fn open_connection(path: &Path) -> Result<Connection> {
 
 fn configure(conn: &Connection, c: ConnConfig) -> Result<()> {
     conn.busy_timeout(c.busy_timeout)?;
+    vectors::register(conn)?;
     conn.set_prepared_statement_cache_capacity(64);
     let sync = match c.durability {
         Durability::Normal => "NORMAL",

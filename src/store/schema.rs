@@ -14,13 +14,13 @@ use rusqlite::Connection;
 use crate::error::{Error, Result, Status};
 
 /// Schema version written by this build.
-pub const SCHEMA_VERSION: i32 = 1;
+pub const SCHEMA_VERSION: i32 = 2;
 
 /// `PRAGMA application_id` of robotmem databases ("RMEM").
 pub const APPLICATION_ID: i32 = 0x524D_454D;
 
 /// Migrations: entry `i` upgrades version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[V1];
+const MIGRATIONS: &[&str] = &[V1, V2];
 
 const V1: &str = r#"
 CREATE TABLE memories (
@@ -117,6 +117,12 @@ CREATE VIRTUAL TABLE memories_fts USING fts5(
     tokenize = 'porter unicode61 remove_diacritics 2'
 );
 INSERT INTO memories_fts (memories_fts, rank) VALUES ('rank', 'bm25(1.0, 0.5, 0.5, 0.5)');
+"#;
+
+const V2: &str = r#"
+ALTER TABLE memories ADD COLUMN embedded INTEGER NOT NULL DEFAULT 0;
+DROP INDEX IF EXISTS idx_mem_no_embed;
+CREATE INDEX idx_mem_unembedded ON memories(id) WHERE embedded = 0 AND status = 'active';
 "#;
 
 /// Brings the database at `conn` to [`SCHEMA_VERSION`]. Must run inside a write

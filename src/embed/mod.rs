@@ -1,0 +1,231 @@
+//! Embed stage: sentence embeddings computed in-process on the CPU.
+//!
+//! [`Embedder`] is what the engine needs (a model stamp and `embed`); the
+//! implementation is a sentence-transformer ONNX model run by ONNX Runtime
+//! ([`onnx::OnnxEmbedder`]), loaded at run time from a file — nothing is
+//! downloaded, ever. A model directory holds `model.onnx`, `tokenizer.json` and
+//! `robotmem-model.json` ([`ModelConfig`]: dimension, pooling, normalisation,
+//! token limit, query/passage prefixes), so other models (bge-small, e5 with its
+//! prefixes, 768-d models) drop in by configuration.
+//!
+//! When the runtime or the model is missing or broken, [`load`] says why and the
+//! engine runs in `bm25_only` mode.
+
+pub mod onnx;
+pub mod runtime;
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::error::{Error, Result, Status};
+
+/// How token vectors become one sentence vector.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pooling {
+    /// Average of the token vectors under the attention mask (sentence-transformers default).
+    Mean,
+    /// The first token's vector (`[CLS]`; bge models).
+    Cls,
+}
+
+/// `robotmem-model.json` of a model directory.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelConfig {
+    pub name: String,
+    pub dim: usize,
+    pub pooling: Pooling,
+    #[serde(default = "yes")]
+    pub normalize: bool,
+    /// Tokens per text including special tokens; longer texts are truncated.
+    pub max_tokens: usize,
+    /// Prepended to queries (e5: `"query: "`).
+    #[serde(default)]
+    pub query_prefix: String,
+    /// Prepended to stored texts (e5: `"passage: "`).
+    #[serde(default)]
+    pub passage_prefix: String,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Largest accepted embedding dimension.
+pub const MAX_DIM: usize = 4096;
+
+impl ModelConfig {
+    pub fn read(dir: &Path) -> Result<ModelConfig> {
+        let path = dir.join("robotmem-model.json");
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| unavailable(format!("cannot read {}: {e}", path.display())))?;
+        let cfg: ModelConfig = serde_json::from_str(&text)
+            .map_err(|e| unavailable(format!("{} is not a valid model description: {e}", path.display())))?;
+        if cfg.dim == 0 || cfg.dim > MAX_DIM || cfg.max_tokens < 3 || cfg.name.trim().is_empty() {
+            return Err(unavailable(format!(
+                "{}: name must be set, dim in 1..={MAX_DIM}, max_tokens >= 3",
+                path.display()
+            )));
+        }
+        Ok(cfg)
+    }
+}
+
+/// Whether a text is a query or a stored memory (some models prefix them differently).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextKind {
+    Query,
+    Passage,
+}
+
+/// What the database records about the model that made its vectors: vectors of
+/// different stamps are never compared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelStamp {
+    pub name: String,
+    pub dim: usize,
+    /// SHA-256 (hex, first 128 bits) of the model and tokenizer files and the
+    /// settings that change vectors (pooling, normalisation, token limit, prefixes).
+    pub hash: String,
+}
+
+impl ModelStamp {
+    /// The form stored in `robotmem_meta` (`name/dim/hash`).
+    pub fn encode(&self) -> String {
+        format!("{}/{}/{}", self.name, self.dim, self.hash)
+    }
+}
+
+/// The embedding of one text.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Embedding {
+    /// `dim` floats, L2-normalised if the model is configured so.
+    Vector(Vec<f32>),
+    /// The model cannot represent the text: more than [`MAX_UNKNOWN_FRACTION`] of
+    /// its tokens are unknown to the model's vocabulary (e.g. Chinese for an
+    /// English-only model, where ~80 % of characters map to `[UNK]` and every
+    /// such text would look alike). Such texts are found by BM25 only.
+    Unrepresentable,
+}
+
+impl Embedding {
+    pub fn vector(&self) -> Option<&[f32]> {
+        match self {
+            Embedding::Vector(v) => Some(v),
+            Embedding::Unrepresentable => None,
+        }
+    }
+}
+
+/// Largest share of unknown tokens in a text the model is trusted to embed.
+pub const MAX_UNKNOWN_FRACTION: f32 = 0.25;
+
+/// A sentence embedding model. Implementations are thread-safe.
+pub trait Embedder: Send + Sync {
+    fn stamp(&self) -> &ModelStamp;
+    /// One embedding per text, in order.
+    fn embed(&self, texts: &[&str], kind: TextKind) -> Result<Vec<Embedding>>;
+}
+
+/// Where to find the runtime and the model; see [`crate::OpenOptions`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EmbedSettings {
+    pub model_dir: Option<PathBuf>,
+    pub runtime_path: Option<PathBuf>,
+    /// ONNX Runtime intra-op threads. Default 2.
+    pub threads: usize,
+    /// Texts per model run when embedding many (batch learn, re-embed).
+    pub batch_size: usize,
+}
+
+/// Environment variables consulted when the options leave a path unset.
+pub const ENV_MODEL_DIR: &str = "ROBOTMEM_MODEL_DIR";
+pub const ENV_RUNTIME: &str = "ROBOTMEM_ORT_LIBRARY";
+
+/// Loads the configured embedder, or says why there is none.
+pub fn load(s: &EmbedSettings) -> Result<Box<dyn Embedder>> {
+    let dir = s
+        .model_dir
+        .clone()
+        .or_else(|| std::env::var_os(ENV_MODEL_DIR).filter(|v| !v.is_empty()).map(PathBuf::from))
+        .ok_or_else(|| {
+            unavailable(format!("no embedding model configured (set model_dir or {ENV_MODEL_DIR}); BM25 only"))
+        })?;
+    let env = runtime::environment(s.runtime_path.as_deref())?;
+    Ok(Box::new(onnx::OnnxEmbedder::open(env, &dir, s.threads.max(1))?))
+}
+
+pub(crate) fn unavailable(msg: impl Into<String>) -> Error {
+    Error::new(Status::EmbeddingUnavailable, msg)
+}
+
+/// Pools token vectors (`hidden`: `seq × dim`, row-major) under `mask`.
+pub fn pool(hidden: &[f32], mask: &[i64], dim: usize, pooling: Pooling) -> Vec<f32> {
+    match pooling {
+        Pooling::Cls => hidden[..dim].to_vec(),
+        Pooling::Mean => {
+            let mut out = vec![0f32; dim];
+            let mut n = 0f32;
+            for (t, &m) in mask.iter().enumerate() {
+                if m != 0 {
+                    n += 1.0;
+                    for (o, h) in out.iter_mut().zip(&hidden[t * dim..(t + 1) * dim]) {
+                        *o += h;
+                    }
+                }
+            }
+            let n = n.max(1e-9);
+            out.iter_mut().for_each(|o| *o /= n);
+            out
+        }
+    }
+}
+
+/// Scales `v` to unit length (a zero vector stays zero).
+pub fn normalize(v: &mut [f32]) {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 1e-12 {
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
+}
+
+/// Cosine similarity of two vectors.
+pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let na = a.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let nb = b.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if na < 1e-12 || nb < 1e-12 {
+        0.0
+    } else {
+        dot / (na * nb)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mean_pooling_respects_the_mask() {
+        let hidden = [1.0, 2.0, 3.0, 4.0, 100.0, 100.0];
+        assert_eq!(pool(&hidden, &[1, 1, 0], 2, Pooling::Mean), vec![2.0, 3.0]);
+        assert_eq!(pool(&hidden, &[1, 1, 0], 2, Pooling::Cls), vec![1.0, 2.0]);
+        let mut v = vec![3.0, 4.0];
+        normalize(&mut v);
+        assert_eq!(v, vec![0.6, 0.8]);
+        assert!((cosine(&[1.0, 0.0], &[1.0, 1.0]) - std::f32::consts::FRAC_1_SQRT_2).abs() < 1e-6);
+    }
+
+    #[test]
+    fn model_config_is_strict() {
+        let ok: ModelConfig = serde_json::from_str(
+            r#"{"name":"m","dim":384,"pooling":"mean","normalize":true,"max_tokens":256,"query_prefix":"","passage_prefix":""}"#,
+        )
+        .unwrap();
+        assert_eq!(ok.pooling, Pooling::Mean);
+        assert!(serde_json::from_str::<ModelConfig>(r#"{"name":"m","dim":3,"pooling":"max","max_tokens":8}"#).is_err());
+        assert!(serde_json::from_str::<ModelConfig>(r#"{"name":"m","dim":3,"pooling":"cls","max_tokens":8,"x":1}"#).is_err());
+    }
+}

@@ -1,0 +1,178 @@
+//! A sentence-transformer ONNX model run by ONNX Runtime on the CPU: tokenise
+//! (the model's `tokenizer.json`, truncated to the model's limit, padded to the
+//! longest text of the batch), run, pool under the attention mask, normalise.
+
+use std::path::Path;
+
+use ort::session::{builder::GraphOptimizationLevel, Session, SessionInputValue};
+use ort::value::Tensor;
+use parking_lot::Mutex;
+use sha2::{Digest, Sha256};
+use tokenizers::{Tokenizer, TruncationParams};
+
+use super::{normalize, pool, unavailable, Embedder, Embedding, ModelConfig, ModelStamp, TextKind, MAX_UNKNOWN_FRACTION};
+use crate::error::Result;
+
+pub struct OnnxEmbedder {
+    /// `Session::run` needs `&mut`; ONNX Runtime parallelises inside one run.
+    session: Mutex<Session>,
+    tokenizer: Tokenizer,
+    cfg: ModelConfig,
+    stamp: ModelStamp,
+    /// Whether the model takes `token_type_ids` (BERT-style models do).
+    type_ids: bool,
+    /// Id of the unknown token, if the vocabulary has one.
+    unk_id: Option<u32>,
+}
+
+impl OnnxEmbedder {
+    pub fn open(env: &ort::environment::Environment, dir: &Path, threads: usize) -> Result<OnnxEmbedder> {
+        let cfg = ModelConfig::read(dir)?;
+        let model_path = dir.join("model.onnx");
+        let tok_path = dir.join("tokenizer.json");
+        let model = std::fs::read(&model_path)
+            .map_err(|e| unavailable(format!("cannot read {}: {e}", model_path.display())))?;
+        let tok_bytes =
+            std::fs::read(&tok_path).map_err(|e| unavailable(format!("cannot read {}: {e}", tok_path.display())))?;
+        let mut tokenizer = Tokenizer::from_bytes(&tok_bytes)
+            .map_err(|e| unavailable(format!("{} is not a usable tokenizer: {e}", tok_path.display())))?;
+        tokenizer
+            .with_truncation(Some(TruncationParams { max_length: cfg.max_tokens, ..Default::default() }))
+            .map_err(|e| unavailable(format!("tokenizer truncation: {e}")))?;
+        tokenizer.with_padding(None);
+        let stamp = ModelStamp { name: cfg.name.clone(), dim: cfg.dim, hash: model_hash(&model, &tok_bytes, &cfg) };
+        let fail = |e: &dyn std::fmt::Display| unavailable(format!("cannot load {}: {e}", model_path.display()));
+        let session = ort::session::builder::SessionBuilder::new(env)
+            .map_err(|e| fail(&e))?
+            .with_intra_threads(threads)
+            .and_then(|b| b.with_inter_threads(1))
+            .and_then(|b| b.with_intra_op_spinning(false))
+            .and_then(|b| b.with_optimization_level(GraphOptimizationLevel::All))
+            .map_err(|e| fail(&e))?
+            .commit_from_memory(&model)
+            .map_err(|e| fail(&e))?;
+        let names: Vec<&str> = session.inputs().iter().map(|i| i.name()).collect();
+        for required in ["input_ids", "attention_mask"] {
+            if !names.contains(&required) {
+                return Err(unavailable(format!(
+                    "{} has no input {required:?} (inputs: {names:?}); not a sentence-transformer model",
+                    model_path.display()
+                )));
+            }
+        }
+        let type_ids = names.contains(&"token_type_ids");
+        let unk_id = ["[UNK]", "<unk>"].iter().find_map(|t| tokenizer.token_to_id(t));
+        Ok(OnnxEmbedder { session: Mutex::new(session), tokenizer, cfg, stamp, type_ids, unk_id })
+    }
+
+    /// Whether too many of a text's (non-special) tokens are unknown to the model.
+    fn unrepresentable(&self, e: &tokenizers::Encoding) -> bool {
+        let Some(unk) = self.unk_id else { return false };
+        let (mut words, mut unknown) = (0usize, 0usize);
+        for (&id, &special) in e.get_ids().iter().zip(e.get_special_tokens_mask()) {
+            if special == 0 {
+                words += 1;
+                unknown += (id == unk) as usize;
+            }
+        }
+        words > 0 && unknown as f32 > words as f32 * MAX_UNKNOWN_FRACTION
+    }
+
+    /// Vectors of every text, representable or not (for comparisons with a
+    /// reference implementation; the engine uses [`Embedder::embed`]).
+    pub fn embed_ungated(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        let texts: Vec<String> = texts.iter().map(|t| t.to_string()).collect();
+        Ok(self.run_batch(&texts, false)?.into_iter().filter_map(|e| e.vector().map(<[f32]>::to_vec)).collect())
+    }
+
+    fn run_batch(&self, texts: &[String], gate: bool) -> Result<Vec<Embedding>> {
+        // One by one: encode_batch would start a rayon thread pool inside the robot's process.
+        let enc = texts
+            .iter()
+            .map(|t| self.tokenizer.encode(t.as_str(), true))
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| unavailable(format!("tokenizer: {e}")))?;
+        let skip: Vec<bool> = enc.iter().map(|e| gate && self.unrepresentable(e)).collect();
+        let enc: Vec<_> = enc.into_iter().zip(&skip).filter(|(_, s)| !**s).map(|(e, _)| e).collect();
+        if enc.is_empty() {
+            return Ok(vec![Embedding::Unrepresentable; texts.len()]);
+        }
+        let batch = enc.len();
+        let seq = enc.iter().map(|e| e.get_ids().len()).max().unwrap_or(0).max(1);
+        let mut ids = vec![0i64; batch * seq];
+        let mut mask = vec![0i64; batch * seq];
+        let mut types = vec![0i64; batch * seq];
+        for (b, e) in enc.iter().enumerate() {
+            for (t, ((&id, &m), &ty)) in e.get_ids().iter().zip(e.get_attention_mask()).zip(e.get_type_ids()).enumerate() {
+                ids[b * seq + t] = id as i64;
+                mask[b * seq + t] = m as i64;
+                types[b * seq + t] = ty as i64;
+            }
+        }
+        let shape = [batch as i64, seq as i64];
+        let tensor = |v: Vec<i64>| -> Result<SessionInputValue<'static>> {
+            Ok(Tensor::from_array((shape, v)).map_err(|e| unavailable(format!("input tensor: {e}")))?.into())
+        };
+        let mut inputs = vec![("input_ids", tensor(ids)?), ("attention_mask", tensor(mask.clone())?)];
+        if self.type_ids {
+            inputs.push(("token_type_ids", tensor(types)?));
+        }
+        let dim = self.cfg.dim;
+        let mut session = self.session.lock();
+        let outputs = session.run(inputs).map_err(|e| unavailable(format!("model run failed: {e}")))?;
+        let (out_shape, data) =
+            outputs[0].try_extract_tensor::<f32>().map_err(|e| unavailable(format!("model output: {e}")))?;
+        let dims: Vec<i64> = out_shape.iter().copied().collect();
+        let pooled: Vec<Vec<f32>> = match dims.as_slice() {
+            [b, s, d] if *b == batch as i64 && *s == seq as i64 && *d == dim as i64 => (0..batch)
+                .map(|i| pool(&data[i * seq * dim..(i + 1) * seq * dim], &mask[i * seq..(i + 1) * seq], dim, self.cfg.pooling))
+                .collect(),
+            [b, d] if *b == batch as i64 && *d == dim as i64 => data.chunks(dim).map(<[f32]>::to_vec).collect(),
+            _ => {
+                return Err(unavailable(format!(
+                    "model output has shape {dims:?}; expected [{batch}, {seq}, {dim}] or [{batch}, {dim}] \
+                     (check dim in robotmem-model.json)"
+                )))
+            }
+        };
+        let mut vectors = pooled.into_iter().map(|mut v| {
+            if self.cfg.normalize {
+                normalize(&mut v);
+            }
+            Embedding::Vector(v)
+        });
+        Ok(skip.iter().map(|&s| if s { Embedding::Unrepresentable } else { vectors.next().expect("one per text") }).collect())
+    }
+}
+
+impl Embedder for OnnxEmbedder {
+    fn stamp(&self) -> &ModelStamp {
+        &self.stamp
+    }
+
+    fn embed(&self, texts: &[&str], kind: TextKind) -> Result<Vec<Embedding>> {
+        if texts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let prefix = match kind {
+            TextKind::Query => &self.cfg.query_prefix,
+            TextKind::Passage => &self.cfg.passage_prefix,
+        };
+        let texts: Vec<String> = texts.iter().map(|t| format!("{prefix}{t}")).collect();
+        self.run_batch(&texts, true)
+    }
+}
+
+/// Stamp hash: model bytes, tokenizer bytes and every setting that changes vectors.
+fn model_hash(model: &[u8], tokenizer: &[u8], cfg: &ModelConfig) -> String {
+    let mut h = Sha256::new();
+    for part in [model, tokenizer] {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part);
+    }
+    h.update(format!(
+        "{:?}|{}|{}|{:?}|{:?}",
+        cfg.pooling, cfg.normalize, cfg.max_tokens, cfg.query_prefix, cfg.passage_prefix
+    ));
+    h.finalize()[..16].iter().map(|b| format!("{b:02x}")).collect()
+}

@@ -1,0 +1,110 @@
+//! Hybrid recall: the BM25 list and the vector (KNN) list, each made of memories
+//! that pass every filter (filters apply *before* the lists are cut, so a
+//! selective context_filter still yields n results when n memories match), cut
+//! at the fusion depth, fused by RRF (`Σ 1/(k + rank + 1)`), real-world ×1.5,
+//! top n. With spatial_sort the BM25 list is not cut (every matching memory is a
+//! candidate for "nearest"), as in BM25-only recall.
+//!
+//! Modes: both lists non-empty → hybrid; only one → bm25_only / vec_only (the
+//! other found nothing, e.g. a query with no indexed word).
+
+use std::collections::HashMap;
+
+use rusqlite::Connection;
+
+use super::candidates::{self, Candidate, Lookup};
+use super::index::TextIndex;
+use super::{admit, normalise, quality, rrf, Plan, Ranked, REAL_WORLD_BOOST};
+use crate::error::Result;
+use crate::store::vectors;
+use crate::types::SearchMode;
+
+/// Smallest number of entries taken from each list.
+pub const MIN_FUSION_DEPTH: usize = 40;
+
+/// Entries taken from each list for `n` results.
+pub fn fusion_depth(n: usize) -> usize {
+    (n * 4).clamp(MIN_FUSION_DEPTH, vectors::MAX_K)
+}
+
+/// An accepted list entry.
+struct Entry {
+    id: i64,
+    is_real: bool,
+    bm25: Option<f64>,
+    distance: Option<f64>,
+}
+
+fn accept(plan: &Plan, c: Candidate) -> Option<Entry> {
+    let distance = admit(plan, &c)?;
+    Some(Entry { id: c.id, is_real: c.is_real, bm25: c.bm25, distance })
+}
+
+/// Runs the plan with `query` (the query's embedding) as the second list.
+pub fn run(conn: &Connection, index: &TextIndex, plan: &Plan, query: &[f32]) -> Result<(Vec<Ranked>, SearchMode)> {
+    let depth = fusion_depth(plan.n);
+    let by_vector = vector_list(conn, plan, query, depth)?;
+    let mut by_words = Vec::new();
+    if !plan.words.is_empty() {
+        let limit = if plan.spatial.is_some() { usize::MAX } else { depth };
+        candidates::for_each(conn, index, plan, |c| {
+            if let Some(e) = accept(plan, c) {
+                by_words.push(e);
+            }
+            Ok(by_words.len() < limit)
+        })?;
+    }
+    let mode = match (by_words.is_empty(), by_vector.is_empty()) {
+        (false, true) => SearchMode::Bm25Only,
+        (true, false) => SearchMode::VecOnly,
+        _ => SearchMode::Hybrid,
+    };
+    let mut fused: HashMap<i64, Ranked> = HashMap::new();
+    let mut real: HashMap<i64, bool> = HashMap::new();
+    for list in [&by_words, &by_vector] {
+        for (rank, e) in list.iter().enumerate() {
+            let r = fused.entry(e.id).or_insert(Ranked { id: e.id, score: 0.0, bm25: None, distance: e.distance });
+            r.score += rrf(plan.rrf_k, rank);
+            r.bm25 = r.bm25.or(e.bm25);
+            real.insert(e.id, e.is_real);
+        }
+    }
+    let spatial = plan.spatial.is_some();
+    let mut out: Vec<Ranked> = fused
+        .into_values()
+        .map(|mut r| {
+            if real[&r.id] {
+                r.score *= REAL_WORLD_BOOST;
+            }
+            r
+        })
+        .collect();
+    out.sort_by(|a, b| quality(b, a, spatial));
+    out.truncate(plan.n);
+    normalise(&mut out);
+    Ok((out, mode))
+}
+
+/// Memories nearest to `query` that pass the filters, nearest first, at most
+/// `depth`. Asks sqlite-vec for more neighbours while filters reject too many.
+fn vector_list(conn: &Connection, plan: &Plan, query: &[f32], depth: usize) -> Result<Vec<Entry>> {
+    let mut lookup = Lookup::new(conn, plan)?;
+    let mut k = depth * 2;
+    loop {
+        let near = vectors::knn(conn, plan.collection, query, k)?;
+        let exhausted = near.len() < k.min(vectors::MAX_K) || k >= vectors::MAX_K;
+        let mut out = Vec::with_capacity(depth);
+        for (id, _) in near {
+            if let Some(e) = lookup.get(id, None)?.and_then(|c| accept(plan, c)) {
+                out.push(e);
+                if out.len() == depth {
+                    return Ok(out);
+                }
+            }
+        }
+        if exhausted {
+            return Ok(out);
+        }
+        k = (k * 4).min(vectors::MAX_K);
+    }
+}

@@ -1,0 +1,183 @@
+//! Memory vectors: a sqlite-vec `vec0` table `memory_vec` (rowid = memory id,
+//! partitioned by collection so a KNN scans only the collection asked for), the
+//! model stamp in `robotmem_meta`, and each memory's `embedded` flag (0: no
+//! vector yet, indexed so re-embed finds them without a scan; 1: vector stored;
+//! 2: the model cannot represent the text).
+//!
+//! Vectors are L2-normalised and compared by L2 distance, which ranks exactly as
+//! cosine (`cos = 1 - d²/2`) and lets sqlite-vec use its AVX / NEON kernels. The
+//! table is created when a model is first stamped (its dimension comes from the
+//! model) and rebuilt when the model changes.
+
+use std::os::raw::{c_char, c_int};
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use crate::embed::ModelStamp;
+use crate::error::{Error, Result};
+
+/// `robotmem_meta` key of the model stamp.
+const STAMP_KEY: &str = "embed_model";
+/// sqlite-vec's largest `k`.
+pub const MAX_K: usize = 4096;
+
+type InitFn = unsafe extern "C" fn(*mut rusqlite::ffi::sqlite3, *mut *mut c_char, *const rusqlite::ffi::sqlite3_api_routines) -> c_int;
+
+extern "C" {
+    fn rm_vec_sqlite3_vec_init(db: *mut rusqlite::ffi::sqlite3, err: *mut *mut c_char, api: *const rusqlite::ffi::sqlite3_api_routines) -> c_int;
+    #[cfg(robotmem_vec_avx)]
+    fn rm_vecavx_sqlite3_vec_init(db: *mut rusqlite::ffi::sqlite3, err: *mut *mut c_char, api: *const rusqlite::ffi::sqlite3_api_routines) -> c_int;
+    #[cfg(robotmem_vec_neon)]
+    fn rm_vecneon_sqlite3_vec_init(db: *mut rusqlite::ffi::sqlite3, err: *mut *mut c_char, api: *const rusqlite::ffi::sqlite3_api_routines) -> c_int;
+}
+
+/// The sqlite-vec build for this CPU and its name ("avx", "neon" or "portable").
+pub fn kernel() -> (InitFn, &'static str) {
+    #[cfg(robotmem_vec_avx)]
+    if std::arch::is_x86_feature_detected!("avx") {
+        return (rm_vecavx_sqlite3_vec_init, "avx");
+    }
+    #[cfg(robotmem_vec_neon)]
+    return (rm_vecneon_sqlite3_vec_init, "neon");
+    #[allow(unreachable_code)]
+    (rm_vec_sqlite3_vec_init, "portable")
+}
+
+/// Registers sqlite-vec on a connection (every connection the store opens).
+pub fn register(conn: &Connection) -> Result<()> {
+    let (init, _) = kernel();
+    let mut err: *mut c_char = std::ptr::null_mut();
+    // SAFETY: a valid open connection handle; with SQLITE_CORE the API pointer is unused.
+    let rc = unsafe { init(conn.handle(), &mut err, std::ptr::null()) };
+    if rc != 0 {
+        let msg = if err.is_null() {
+            format!("sqlite-vec init failed ({rc})")
+        } else {
+            // SAFETY: sqlite-vec sets err with sqlite3_mprintf.
+            let m = unsafe { std::ffi::CStr::from_ptr(err) }.to_string_lossy().into_owned();
+            unsafe { rusqlite::ffi::sqlite3_free(err.cast()) };
+            m
+        };
+        return Err(Error::internal(msg));
+    }
+    Ok(())
+}
+
+/// The stamp of the model that made the stored vectors, if any.
+pub fn stamp(conn: &Connection) -> Result<Option<String>> {
+    Ok(conn
+        .prepare_cached("SELECT value FROM robotmem_meta WHERE key = ?1")?
+        .query_row([STAMP_KEY], |r| r.get(0))
+        .optional()?)
+}
+
+/// Whether the stored vectors were made by `model`.
+pub fn matches(conn: &Connection, model: &ModelStamp) -> Result<bool> {
+    Ok(stamp(conn)?.as_deref() == Some(model.encode().as_str()))
+}
+
+/// Whether the vector table exists (a model was stamped once).
+pub fn table_exists(conn: &Connection) -> Result<bool> {
+    Ok(conn
+        .prepare_cached("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'memory_vec'")?
+        .exists([])?)
+}
+
+/// (Re)creates the vector table for `model`, marks every memory as not embedded
+/// and stamps the model. Runs in a write transaction.
+pub fn reset(conn: &Connection, model: &ModelStamp) -> Result<()> {
+    conn.execute_batch(&format!(
+        "DROP TABLE IF EXISTS memory_vec;
+         CREATE VIRTUAL TABLE memory_vec USING vec0(collection text partition key, embedding float[{}]);
+         UPDATE memories SET embedded = 0 WHERE embedded != 0;",
+        model.dim
+    ))?;
+    conn.prepare_cached("INSERT OR REPLACE INTO robotmem_meta (key, value) VALUES (?1, ?2)")?
+        .execute(params![STAMP_KEY, model.encode()])?;
+    Ok(())
+}
+
+/// Stamps `model` if the database has no model yet. Returns whether the stored
+/// vectors are now `model`'s.
+pub fn adopt(conn: &Connection, model: &ModelStamp) -> Result<bool> {
+    match stamp(conn)? {
+        None => {
+            reset(conn, model)?;
+            Ok(true)
+        }
+        Some(s) => Ok(s == model.encode()),
+    }
+}
+
+fn blob(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// Stores (or replaces) the vector of memory `id` and marks it embedded.
+pub fn put(conn: &Connection, id: i64, collection: &str, v: &[f32]) -> Result<()> {
+    conn.prepare_cached("DELETE FROM memory_vec WHERE rowid = ?1")?.execute([id])?;
+    conn.prepare_cached("INSERT INTO memory_vec (rowid, collection, embedding) VALUES (?1, ?2, ?3)")?
+        .execute(params![id, collection, blob(v)])?;
+    conn.prepare_cached("UPDATE memories SET embedded = 1 WHERE id = ?1")?.execute([id])?;
+    Ok(())
+}
+
+/// Marks memory `id` as not representable by the model (`embedded = 2`): found
+/// by BM25 only, not retried by re-embed until the model changes.
+pub fn mark_unrepresentable(conn: &Connection, id: i64) -> Result<()> {
+    conn.prepare_cached("UPDATE memories SET embedded = 2 WHERE id = ?1")?.execute([id])?;
+    Ok(())
+}
+
+/// Drops the vector of memory `id` (if the table exists) and marks it not embedded.
+pub fn remove(conn: &Connection, id: i64) -> Result<()> {
+    if table_exists(conn)? {
+        conn.prepare_cached("DELETE FROM memory_vec WHERE rowid = ?1")?.execute([id])?;
+    }
+    conn.prepare_cached("UPDATE memories SET embedded = 0 WHERE id = ?1 AND embedded != 0")?.execute([id])?;
+    Ok(())
+}
+
+/// The stored vector of memory `id`.
+pub fn get(conn: &Connection, id: i64) -> Result<Option<Vec<f32>>> {
+    if !table_exists(conn)? {
+        return Ok(None);
+    }
+    let b: Option<Vec<u8>> = conn
+        .prepare_cached("SELECT embedding FROM memory_vec WHERE rowid = ?1")?
+        .query_row([id], |r| r.get(0))
+        .optional()?;
+    Ok(b.map(|b| b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()))
+}
+
+/// The `k` nearest memories of `collection` to `query`: (id, L2 distance), nearest first.
+pub fn knn(conn: &Connection, collection: &str, query: &[f32], k: usize) -> Result<Vec<(i64, f64)>> {
+    let mut st = conn.prepare_cached(
+        "SELECT rowid, distance FROM memory_vec
+         WHERE embedding MATCH ?1 AND k = ?2 AND collection = ?3 ORDER BY distance",
+    )?;
+    let rows = st.query_map(params![blob(query), k.clamp(1, MAX_K) as i64, collection], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Cosine similarity of two unit vectors from their L2 distance.
+pub fn cosine_from_l2(d: f64) -> f64 {
+    1.0 - d * d / 2.0
+}
+
+/// Active memories without a vector: (id, text), oldest first, at most `limit`.
+pub fn pending(conn: &Connection, limit: usize) -> Result<Vec<(i64, String)>> {
+    let mut st = conn.prepare_cached(
+        "SELECT id, content FROM memories INDEXED BY idx_mem_unembedded
+         WHERE embedded = 0 AND status = 'active' ORDER BY id LIMIT ?1",
+    )?;
+    let rows = st.query_map([limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Number of active memories without a vector.
+pub fn pending_count(conn: &Connection) -> Result<i64> {
+    Ok(conn
+        .prepare_cached("SELECT count(*) FROM memories INDEXED BY idx_mem_unembedded WHERE embedded = 0 AND status = 'active'")?
+        .query_row([], |r| r.get(0))?)
+}

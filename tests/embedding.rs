@@ -1,0 +1,207 @@
+//! Embeddings and hybrid recall with the real model (provisioned by
+//! scripts/fetch-model.sh; skipped loudly without it, required in CI).
+
+mod model;
+
+use robotmem::embed::{self, cosine, onnx::OnnxEmbedder, Embedder, Embedding, TextKind};
+use robotmem::*;
+use serde_json::Value;
+
+fn temp(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("rm-embed-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join("m.db")
+}
+
+fn learn(db: &Db, text: &str) -> LearnOutcome {
+    db.learn(&LearnRequest { insight: text, ..Default::default() }).unwrap()
+}
+
+fn recall<'a>(db: &Db, q: &'a str) -> RecallResult {
+    db.recall(&RecallRequest { query: q, n: 3, ..Default::default() }).unwrap()
+}
+
+/// Rust embeddings against the Python onnxruntime reference (independent
+/// tokenizer, one sentence at a time): cosine >= 0.999 for every sentence, also
+/// when all are embedded in one padded batch.
+#[test]
+fn matches_the_python_reference() {
+    let Some(m) = model::model("matches_the_python_reference") else { return };
+    let path = m.root.join("reference-embeddings.json");
+    let reference: Value = serde_json::from_str(&std::fs::read_to_string(&path).expect("reference-embeddings.json")).unwrap();
+    let env = embed::runtime::environment(Some(&m.runtime)).unwrap();
+    let e = OnnxEmbedder::open(env, &m.dir, 2).unwrap();
+    let sentences: Vec<&str> = reference["sentences"].as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect();
+    let want: Vec<Vec<f32>> = reference["embeddings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32).collect())
+        .collect();
+    assert!(sentences.len() >= 30);
+    let batch = e.embed_ungated(&sentences).unwrap();
+    let mut worst = 1.0f32;
+    for (i, s) in sentences.iter().enumerate() {
+        let one = e.embed_ungated(&[s]).unwrap().pop().unwrap();
+        assert_eq!(one.len(), 384);
+        for got in [&one, &batch[i]] {
+            let c = cosine(got, &want[i]);
+            worst = worst.min(c);
+            assert!(c >= 0.999, "sentence {i} {s:?}: cosine {c} with the reference");
+        }
+    }
+    println!("{} sentences, worst cosine vs reference {worst:.6}", sentences.len());
+}
+
+#[test]
+fn unknown_scripts_are_not_embedded() {
+    let Some(m) = model::model("unknown_scripts_are_not_embedded") else { return };
+    let e = embed::load(&m.options(":memory:").embed_settings()).unwrap();
+    let out = e.embed(&["the gripper slipped on the wet cup", "机械臂抓取杯子时力度应设为12牛"], TextKind::Passage).unwrap();
+    assert!(matches!(out[0], Embedding::Vector(_)));
+    assert_eq!(out[1], Embedding::Unrepresentable, "~80% of these characters are [UNK] for this model");
+}
+
+#[test]
+fn hybrid_recall_finds_paraphrases_and_reports_its_mode() {
+    let Some(m) = model::model("hybrid") else { return };
+    let db = Db::open(m.options(temp("hybrid"))).unwrap();
+    let s = db.embedding_status().unwrap();
+    assert_eq!(s.state, EmbeddingState::Ready, "{}", s.reason);
+    assert_eq!(s.dim, 384);
+    assert_eq!(s.model, s.stored_model);
+    let cup = learn(&db, "grip_force=12.5N works best for the ceramic cup because the sensor was calibrated");
+    assert!(cup.has_embedding);
+    learn(&db, "The battery must be charged when it falls below 20%");
+    let lidar = learn(&db, "Lidar gets confused by glass walls in the lobby");
+    // No word in common with the memory: only the vector list can find it.
+    let r = recall(&db, "transparent surfaces fool the laser scanner");
+    assert_eq!(r.hits[0].memory.id, lidar.memory_id);
+    assert!(matches!(r.mode, SearchMode::VecOnly | SearchMode::Hybrid), "{:?}", r.mode);
+    let r = recall(&db, "how hard should the gripper squeeze the ceramic mug");
+    assert_eq!(r.mode, SearchMode::Hybrid);
+    assert_eq!(r.hits[0].memory.id, cup.memory_id);
+    // A Chinese query is not representable by this model: BM25 only.
+    assert_eq!(recall(&db, "激光雷达").mode, SearchMode::Bm25Only);
+}
+
+#[test]
+fn filters_and_collections_apply_to_the_vector_list() {
+    let Some(m) = model::model("filters") else { return };
+    let db = Db::open(m.options(temp("filters"))).unwrap();
+    for i in 0..60 {
+        let ctx = format!(r#"{{"params": {{"speed": {i}}}}}"#);
+        db.learn(&LearnRequest {
+            insight: &format!("drove through the warehouse aisle number {i} without touching the racks"),
+            context: Some(&ctx),
+            ..Default::default()
+        })
+        .unwrap();
+    }
+    db.learn(&LearnRequest { insight: "cruised along the storage corridor safely", collection: Some("other"), ..Default::default() })
+        .unwrap();
+    // Only 3 of 60 memories pass the filter; all 3 come back.
+    let r = db
+        .recall(&RecallRequest {
+            query: "moving down a warehouse corridor",
+            n: 5,
+            context_filter: Some(r#"{"params.speed": {"$gte": 57}}"#),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(r.hits.len(), 3, "{:?}", r.hits.iter().map(|h| &h.memory.content).collect::<Vec<_>>());
+    assert!(r.hits.iter().all(|h| h.memory.collection == "default"));
+    let r = db.recall(&RecallRequest { query: "cruising the storage corridor", collection: Some("other"), ..Default::default() }).unwrap();
+    assert_eq!(r.hits.len(), 1);
+    assert_eq!(r.hits[0].memory.collection, "other");
+}
+
+#[test]
+fn cosine_layer_catches_rewordings_not_different_facts() {
+    let Some(m) = model::model("cosine") else { return };
+    let db = Db::open(m.options(temp("cosine"))).unwrap();
+    let a = learn(&db, "Gripper slipped on wet cups in the lab");
+    let b = learn(&db, "the gripper slipped on a wet cup in lab");
+    let dup = b.duplicate.expect("an inflected rewording is the same fact");
+    assert_eq!((dup.existing_id, dup.method), (a.memory_id, DupMethod::Cosine));
+    assert!(dup.similarity > 0.85);
+    // Cosine > 0.85 but different facts (0.905 and 0.972 with this model): both kept.
+    for (x, y) in [
+        ("pick up the red cup with the left arm", "pick up the blue cup with the left arm"),
+        ("open the door by pulling the handle down", "open the door by pushing the handle up"),
+        ("navigation from the door to the bench took 40 s", "navigation from the bench to the door took 40 s"),
+        ("grasp at 9.1N failed on the bottle", "grasp at 37.8N succeeded on the bottle"),
+    ] {
+        let first = learn(&db, x);
+        let second = learn(&db, y);
+        assert!(second.duplicate.is_none(), "{y:?} reported as a duplicate of {x:?}");
+        assert_ne!(first.memory_id, second.memory_id);
+    }
+    // Turned off: an inflected rewording is stored.
+    let mut o = m.options(temp("cosine-off"));
+    o.cosine_dedup = 2.0;
+    let off = Db::open(o).unwrap();
+    learn(&off, "Gripper slipped on wet cups in the lab");
+    assert!(learn(&off, "the gripper slipped on a wet cup in lab").duplicate.is_none());
+}
+
+#[test]
+fn batch_learn_embeds_dedups_and_is_all_or_nothing() {
+    let Some(m) = model::model("batch") else { return };
+    let db = Db::open(m.options(temp("batch"))).unwrap();
+    let texts: Vec<String> = (0..70).map(|i| format!("inspection round {i}: conveyor belt tension measured {i}.5 N")).collect();
+    let mut reqs: Vec<LearnRequest> = texts.iter().map(|t| LearnRequest { insight: t, ..Default::default() }).collect();
+    reqs.push(LearnRequest { insight: &texts[3], ..Default::default() });
+    let out = db.learn_batch(&reqs).unwrap();
+    assert_eq!(out.len(), 71);
+    assert!(out[..70].iter().all(|o| o.duplicate.is_none() && o.has_embedding));
+    assert_eq!(out[70].duplicate.as_ref().map(|d| d.existing_id), Some(out[3].memory_id));
+    assert_eq!(db.embedding_status().unwrap().pending, 0);
+    let bad = [LearnRequest { insight: "fine", ..Default::default() }, LearnRequest { insight: "  ", ..Default::default() }];
+    let err = db.learn_batch(&bad).unwrap_err();
+    assert_eq!(err.status, Status::InvalidArgument);
+    assert!(err.message.starts_with("item 1:"), "{}", err.message);
+    assert!(recall(&db, "fine").hits.iter().all(|h| h.memory.content != "fine"), "nothing of a failed batch is stored");
+}
+
+#[test]
+fn update_reembeds_and_forget_drops_the_vector() {
+    let Some(m) = model::model("update") else { return };
+    let db = Db::open(m.options(temp("update"))).unwrap();
+    let id = learn(&db, "the kitchen lights are switched off at night").memory_id;
+    learn(&db, "the robot vacuum empties its bin at the dock");
+    db.update(id, "the lidar sees poorly through the glass door", None).unwrap();
+    let r = recall(&db, "transparent barriers confuse the laser range finder");
+    assert_eq!(r.hits[0].memory.id, id, "the new text's vector replaced the old one");
+    db.forget(id, "wrong").unwrap();
+    let r = recall(&db, "transparent barriers confuse the laser range finder");
+    assert!(r.hits.iter().all(|h| h.memory.id != id));
+}
+
+/// A database whose vectors came from another model: BM25 only (clear status)
+/// until reembed rebuilds them.
+#[test]
+fn another_models_vectors_need_a_reembed() {
+    let Some(m) = model::model("mismatch") else { return };
+    let path = temp("mismatch");
+    {
+        let db = Db::open(m.options(&path)).unwrap();
+        learn(&db, "the charging dock is behind the kitchen door");
+        learn(&db, "lidar gets confused by glass walls in the lobby");
+    }
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute("UPDATE robotmem_meta SET value = 'bge-small-en/384/0000' WHERE key = 'embed_model'", []).unwrap();
+    drop(conn);
+    let db = Db::open(m.options(&path)).unwrap();
+    let s = db.embedding_status().unwrap();
+    assert_eq!(s.state, EmbeddingState::ModelMismatch);
+    assert!(s.reason.contains("bge-small-en") && s.reason.contains("reembed"), "{}", s.reason);
+    assert_eq!(recall(&db, "transparent surfaces fool the laser scanner").mode, SearchMode::Bm25Only);
+    let r = db.reembed(0).unwrap();
+    assert_eq!((r.embedded, r.remaining, r.rebuilt), (2, 0, true));
+    assert_eq!(db.embedding_status().unwrap().state, EmbeddingState::Ready);
+    let r = recall(&db, "transparent surfaces fool the laser scanner");
+    assert!(r.hits[0].memory.content.starts_with("lidar"));
+    assert_eq!(db.reembed(0).unwrap(), ReembedOutcome { embedded: 0, remaining: 0, rebuilt: false });
+}

@@ -1,0 +1,47 @@
+//! Locates the provisioned embedding model and ONNX Runtime for the tests that
+//! need them (`scripts/fetch-model.sh` lays them out under `.cache/models`).
+//! Missing: the test is skipped with a loud SKIPPED line on stderr, unless
+//! ROBOTMEM_REQUIRE_MODEL=1 (set by scripts/test.sh, so CI fails instead).
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+use robotmem::OpenOptions;
+
+pub struct Model {
+    pub dir: PathBuf,
+    pub runtime: PathBuf,
+    pub root: PathBuf,
+}
+
+pub fn model(test: &str) -> Option<Model> {
+    let root = std::env::var_os("ROBOTMEM_TEST_MODELS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache/models"));
+    let m = Model {
+        dir: root.join("all-MiniLM-L6-v2-int8"),
+        runtime: root.join("onnxruntime/libonnxruntime.so"),
+        root: root.clone(),
+    };
+    if m.dir.join("model.onnx").is_file() && m.runtime.is_file() {
+        return Some(m);
+    }
+    let why = format!("no model under {} (run scripts/fetch-model.sh)", root.display());
+    if std::env::var("ROBOTMEM_REQUIRE_MODEL").as_deref() == Ok("1") {
+        panic!("{test}: {why}, and ROBOTMEM_REQUIRE_MODEL=1");
+    }
+    eprintln!("SKIPPED {test}: {why}");
+    None
+}
+
+impl Model {
+    /// Options for a database at `path` with this model.
+    pub fn options(&self, path: impl Into<PathBuf>) -> OpenOptions {
+        let mut o = OpenOptions::path(path);
+        o.model_dir = Some(self.dir.clone());
+        o.ort_library = Some(self.runtime.clone());
+        o.durability = robotmem::Durability::Normal;
+        o
+    }
+}

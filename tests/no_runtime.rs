@@ -1,0 +1,38 @@
+//! Opening without the ONNX Runtime library: open succeeds in bm25_only mode
+//! with a clear reason; later a handle with the runtime embeds what was learned
+//! meanwhile. Its own test binary: ONNX Runtime is loaded once per process.
+
+mod model;
+
+use robotmem::*;
+
+#[test]
+fn without_runtime_bm25_only_then_reembed() {
+    let Some(m) = model::model("without_runtime_bm25_only_then_reembed") else { return };
+    let dir = std::env::temp_dir().join(format!("rm-noort-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("m.db");
+    let _ = std::fs::remove_file(&path);
+    let mut o = m.options(&path);
+    o.ort_library = Some(dir.join("libonnxruntime.so.missing"));
+    let db = Db::open(o).unwrap();
+    let s = db.embedding_status().unwrap();
+    assert_eq!(s.state, EmbeddingState::Unavailable);
+    assert!(s.reason.contains("libonnxruntime.so.missing") && s.reason.contains("BM25 only"), "{}", s.reason);
+    let learned = db.learn(&LearnRequest { insight: "lidar gets confused by glass walls in the lobby", ..Default::default() }).unwrap();
+    assert!(!learned.has_embedding);
+    let r = db.recall(&RecallRequest { query: "lidar glass", ..Default::default() }).unwrap();
+    assert_eq!((r.mode, r.hits.len()), (SearchMode::Bm25Only, 1));
+    let e = db.reembed(0).unwrap_err();
+    assert_eq!(e.status, Status::EmbeddingUnavailable);
+    assert_eq!(db.embedding_status().unwrap().pending, 1);
+    drop(db);
+
+    // The same process can still load a working runtime later.
+    let db = Db::open(m.options(&path)).unwrap();
+    assert_eq!(db.embedding_status().unwrap().state, EmbeddingState::Ready);
+    assert_eq!(db.reembed(0).unwrap(), ReembedOutcome { embedded: 1, remaining: 0, rebuilt: false });
+    let r = db.recall(&RecallRequest { query: "transparent surfaces fool the laser scanner", ..Default::default() }).unwrap();
+    assert_eq!(r.hits[0].memory.id, learned.memory_id);
+    let _ = std::fs::remove_dir_all(&dir);
+}
