@@ -312,6 +312,26 @@ typedef struct rm_open_options {
   // memories) and refuse a damaged one with RM_CORRUPT. Without it, damage is
   // reported as RM_CORRUPT by the first call that reads it. Default false.
   bool verify;
+  // Use an embedding model when one is available. false: BM25 only whatever the
+  // environment says. Default true.
+  bool embeddings;
+  // Embedding model directory (model.onnx, tokenizer.json, robotmem-model.json).
+  // NULL: $ROBOTMEM_MODEL_DIR; unset too: BM25 only. A missing or broken model
+  // does not fail rm_open(): the handle runs BM25 only and rm_embedding_status()
+  // says why.
+  const char *model_dir;
+  // ONNX Runtime shared library (libonnxruntime.so.1.x). NULL:
+  // $ROBOTMEM_ORT_LIBRARY, else libonnxruntime.so next to librobotmem. The first
+  // library loaded in a process serves every handle (one runtime per process).
+  const char *ort_library;
+  // ONNX Runtime threads per model run, 1–64. Default 2.
+  uint32_t embed_threads;
+  // Texts per model run in rm_learn_batch() and rm_reembed(), 1–1024. Default 32.
+  uint32_t embed_batch;
+  // Cosine similarity above which a new fact that has the same numbers, outcome
+  // and words (up to inflection) as a stored one is its duplicate. Default 0.85;
+  // above 1 turns the cosine layer off.
+  double cosine_dedup;
 } rm_open_options;
 
 // Result of rm_embedding_status(). Free with rm_embedding_info_free().

@@ -90,6 +90,12 @@ impl Db {
             return Err(Error::invalid("rrf_k must be a finite number >= 0"));
         }
         limits::unit_range("decay_rate", opts.decay_rate, 0.0, 1.0)?;
+        if !(1..=64).contains(&opts.embed_threads) || !(1..=1024).contains(&opts.embed_batch) {
+            return Err(Error::invalid("embed_threads must be 1-64 and embed_batch 1-1024"));
+        }
+        if !(opts.cosine_dedup.is_finite() && opts.cosine_dedup >= 0.0) {
+            return Err(Error::invalid("cosine_dedup must be a finite number >= 0"));
+        }
         if opts.default_collection.trim().is_empty() {
             return Err(Error::invalid("default_collection must not be blank"));
         }

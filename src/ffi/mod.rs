@@ -263,6 +263,26 @@ pub struct rm_open_options {
     /// memories) and refuse a damaged one with RM_CORRUPT. Without it, damage is
     /// reported as RM_CORRUPT by the first call that reads it. Default false.
     pub verify: bool,
+    /// Use an embedding model when one is available. false: BM25 only whatever the
+    /// environment says. Default true.
+    pub embeddings: bool,
+    /// Embedding model directory (model.onnx, tokenizer.json, robotmem-model.json).
+    /// NULL: $ROBOTMEM_MODEL_DIR; unset too: BM25 only. A missing or broken model
+    /// does not fail rm_open(): the handle runs BM25 only and rm_embedding_status()
+    /// says why.
+    pub model_dir: *const c_char,
+    /// ONNX Runtime shared library (libonnxruntime.so.1.x). NULL:
+    /// $ROBOTMEM_ORT_LIBRARY, else libonnxruntime.so next to librobotmem. The first
+    /// library loaded in a process serves every handle (one runtime per process).
+    pub ort_library: *const c_char,
+    /// ONNX Runtime threads per model run, 1–64. Default 2.
+    pub embed_threads: u32,
+    /// Texts per model run in rm_learn_batch() and rm_reembed(), 1–1024. Default 32.
+    pub embed_batch: u32,
+    /// Cosine similarity above which a new fact that has the same numbers, outcome
+    /// and words (up to inflection) as a stored one is its duplicate. Default 0.85;
+    /// above 1 turns the cosine layer off.
+    pub cosine_dedup: f64,
 }
 
 /// Fills `opts` with the defaults.
@@ -285,6 +305,12 @@ pub unsafe extern "C" fn rm_open_options_init(opts: *mut rm_open_options) -> rm_
                 preload: d.preload,
                 max_db_bytes: 0,
                 verify: d.verify,
+                embeddings: d.embeddings,
+                model_dir: std::ptr::null(),
+                ort_library: std::ptr::null(),
+                embed_threads: d.embed_threads,
+                embed_batch: d.embed_batch,
+                cosine_dedup: d.cosine_dedup,
             })
         };
         Ok(())
@@ -325,6 +351,12 @@ pub unsafe extern "C" fn rm_open(opts: *const rm_open_options, out_db: *mut *mut
             o.preload = c.preload;
             o.max_db_bytes = Some(c.max_db_bytes).filter(|&b| b > 0);
             o.verify = c.verify;
+            o.embeddings = c.embeddings;
+            o.model_dir = opt_str(c.model_dir, "opts.model_dir")?.map(Into::into);
+            o.ort_library = opt_str(c.ort_library, "opts.ort_library")?.map(Into::into);
+            o.embed_threads = c.embed_threads;
+            o.embed_batch = c.embed_batch;
+            o.cosine_dedup = c.cosine_dedup;
         }
         let db = Db::open(o)?;
         let handle = NEXT_HANDLE.fetch_add(0x10, Ordering::Relaxed);
