@@ -36,7 +36,8 @@ static void report_failure(const char *call, rm_status status) {
 
 static void print_hits(const char *title, const rm_recall_result *r) {
     size_t i;
-    printf("\n%s: %zu hit(s)\n", title, r->count);
+    static const char *const modes[] = {"hybrid", "bm25_only", "vec_only", "scan"};
+    printf("\n%s: %zu hit(s), mode %s\n", title, r->count, modes[r->mode]);
     for (i = 0; i < r->count; i++) {
         const rm_hit *h = &r->hits[i];
         printf("  #%" PRId64 "  score %.2f  [%s]  %s", h->memory.id, h->score,
@@ -116,6 +117,7 @@ int main(int argc, char **argv) {
     rm_forget_result *forgotten = NULL;
     rm_session_summary *summary = NULL;
     rm_memory_result *memory = NULL;
+    rm_embedding_info *embedding = NULL;
     /* Tactile sensor frame: fingertip forces in newtons, stored byte for byte. */
     const char *tactile =
         "{\"fingertips\": [[1.2, 1.4, 1.1], [3.9, 4.2, 4.0]], \"unit\": \"N\", \"rate_hz\": 100}";
@@ -126,6 +128,17 @@ int main(int argc, char **argv) {
     TRY(rm_open_options_init(&open_opts));
     open_opts.path = path;
     TRY(rm_open(&open_opts, &db));
+
+    /* Vector search needs the embedding model and ONNX Runtime (model_dir /
+       ort_library, or $ROBOTMEM_MODEL_DIR / $ROBOTMEM_ORT_LIBRARY); without them
+       the handle runs BM25 only and says why. */
+    TRY(rm_embedding_status(db, &embedding));
+    if (embedding->state == RM_EMBED_READY)
+        printf("embeddings: %s (%s kernel)\n", embedding->model, embedding->kernel);
+    else
+        printf("embeddings unavailable: %s\n", embedding->reason);
+    rm_embedding_info_free(embedding);
+    embedding = NULL;
 
     /* An episode groups what the robot learns during one task run. */
     TRY(rm_start_session(db, NULL, "{\"robot\": {\"id\": \"ur5e-01\"}, \"env\": {\"sim_or_real\": \"real\"}}",
@@ -158,6 +171,12 @@ int main(int argc, char **argv) {
     /* Plain recall: best match first, score 1.0 for the best. */
     TRY(recall(db, "grip force cup", 5, NULL, NULL, &hits));
     print_hits("recall \"grip force cup\"", hits);
+    rm_recall_result_free(hits);
+    hits = NULL;
+
+    /* A paraphrase: few words in common, found by meaning when the model is loaded. */
+    TRY(recall(db, "how hard should the hand squeeze a mug", 3, NULL, NULL, &hits));
+    print_hits("recall \"how hard should the hand squeeze a mug\"", hits);
     rm_recall_result_free(hits);
     hits = NULL;
 
@@ -199,6 +218,7 @@ int main(int argc, char **argv) {
     TRY(rm_close(db));
     db = NULL;
     TRY(rm_open(&open_opts, &db));
+
     TRY(rm_get_memory(db, ids[2], &memory));
     printf("\nafter reopening, #%" PRId64 " reads: %s\n", memory->memory.id, memory->memory.content);
     rm_recall_result_free(hits);
@@ -209,6 +229,7 @@ int main(int argc, char **argv) {
 
 done:
     rm_string_free(json);
+    rm_embedding_info_free(embedding);
     rm_learn_result_free(learned);
     rm_perception_result_free(perception);
     rm_recall_result_free(hits);

