@@ -30,6 +30,20 @@ pub enum Pooling {
     Cls,
 }
 
+/// How the model takes its tokens.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Inputs {
+    /// `input_ids`, `attention_mask` (and `token_type_ids` if the model has it),
+    /// `[batch, seq]` int64, padded to the longest text (sentence-transformers exports).
+    #[default]
+    Padded,
+    /// Two inputs: all texts' token ids concatenated (int32) and the row
+    /// boundaries (int64) — TensorFlow exports such as the multilingual Universal
+    /// Sentence Encoder.
+    Ragged,
+}
+
 /// `robotmem-model.json` of a model directory.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -47,6 +61,9 @@ pub struct ModelConfig {
     /// Prepended to stored texts (e5: `"passage: "`).
     #[serde(default)]
     pub passage_prefix: String,
+    /// Input convention; default `padded`.
+    #[serde(default)]
+    pub inputs: Inputs,
 }
 
 fn yes() -> bool {
@@ -161,7 +178,8 @@ pub(crate) fn unavailable(msg: impl Into<String>) -> Error {
     Error::new(Status::EmbeddingUnavailable, msg)
 }
 
-/// Pools token vectors (`hidden`: `seq × dim`, row-major) under `mask`.
+/// Pools token vectors (models whose output is already one vector per text,
+/// `[batch, dim]`, are not pooled) (`hidden`: `seq × dim`, row-major) under `mask`.
 pub fn pool(hidden: &[f32], mask: &[i64], dim: usize, pooling: Pooling) -> Vec<f32> {
     match pooling {
         Pooling::Cls => hidden[..dim].to_vec(),

@@ -10,7 +10,7 @@ use parking_lot::Mutex;
 use sha2::{Digest, Sha256};
 use tokenizers::{Tokenizer, TruncationParams};
 
-use super::{normalize, pool, unavailable, Embedder, Embedding, ModelConfig, ModelStamp, TextKind, MAX_UNKNOWN_FRACTION};
+use super::{normalize, pool, unavailable, Inputs, Embedder, Embedding, ModelConfig, ModelStamp, TextKind, MAX_UNKNOWN_FRACTION};
 use crate::error::Result;
 
 pub struct OnnxEmbedder {
@@ -23,6 +23,14 @@ pub struct OnnxEmbedder {
     type_ids: bool,
     /// Id of the unknown token, if the vocabulary has one.
     unk_id: Option<u32>,
+    input_names: Vec<String>,
+}
+
+/// An input tensor.
+fn tensor<T: ort::value::PrimitiveTensorElementType + std::fmt::Debug + Clone + 'static, const N: usize>(
+    (shape, data): ([i64; N], Vec<T>),
+) -> Result<SessionInputValue<'static>> {
+    Ok(Tensor::from_array((shape, data)).map_err(|e| unavailable(format!("input tensor: {e}")))?.into())
 }
 
 impl OnnxEmbedder {
@@ -52,17 +60,66 @@ impl OnnxEmbedder {
             .commit_from_memory(&model)
             .map_err(|e| fail(&e))?;
         let names: Vec<&str> = session.inputs().iter().map(|i| i.name()).collect();
-        for required in ["input_ids", "attention_mask"] {
-            if !names.contains(&required) {
+        let required: &[&str] = match cfg.inputs {
+            Inputs::Padded => &["input_ids", "attention_mask"],
+            Inputs::Ragged => &[],
+        };
+        for r in required {
+            if !names.contains(r) {
                 return Err(unavailable(format!(
-                    "{} has no input {required:?} (inputs: {names:?}); not a sentence-transformer model",
+                    "{} has no input {r:?} (inputs: {names:?}); not a sentence-transformer model",
                     model_path.display()
                 )));
             }
         }
+        if cfg.inputs == Inputs::Ragged && names.len() != 2 {
+            return Err(unavailable(format!(
+                "{} takes {} inputs; \"inputs\": \"ragged\" needs two (token ids, row boundaries)",
+                model_path.display(),
+                names.len()
+            )));
+        }
+        let input_names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
         let type_ids = names.contains(&"token_type_ids");
         let unk_id = ["[UNK]", "<unk>"].iter().find_map(|t| tokenizer.token_to_id(t));
-        Ok(OnnxEmbedder { session: Mutex::new(session), tokenizer, cfg, stamp, type_ids, unk_id })
+        Ok(OnnxEmbedder { session: Mutex::new(session), tokenizer, cfg, stamp, type_ids, unk_id, input_names })
+    }
+
+    /// BERT-style inputs: ids, attention mask (and token types), padded to `seq`.
+    fn padded_inputs(&self, enc: &[tokenizers::Encoding], seq: usize, mask: &mut [i64]) -> Result<Vec<(String, SessionInputValue<'static>)>> {
+        let batch = enc.len();
+        let mut ids = vec![0i64; batch * seq];
+        let mut types = vec![0i64; batch * seq];
+        for (b, e) in enc.iter().enumerate() {
+            for (t, ((&id, &m), &ty)) in e.get_ids().iter().zip(e.get_attention_mask()).zip(e.get_type_ids()).enumerate() {
+                ids[b * seq + t] = id as i64;
+                mask[b * seq + t] = m as i64;
+                types[b * seq + t] = ty as i64;
+            }
+        }
+        let shape = [batch as i64, seq as i64];
+        let mut inputs = vec![("input_ids".to_string(), tensor((shape, ids))?), ("attention_mask".to_string(), tensor((shape, mask.to_vec()))?)];
+        if self.type_ids {
+            inputs.push(("token_type_ids".to_string(), tensor((shape, types))?));
+        }
+        Ok(inputs)
+    }
+
+    /// Ragged inputs: every text's ids concatenated (int32) and the row
+    /// boundaries `[0, n1, n1 + n2, ...]` (int64), as TensorFlow-exported models take.
+    fn ragged_inputs(&self, enc: &[tokenizers::Encoding]) -> Result<Vec<(String, SessionInputValue<'static>)>> {
+        let mut ids: Vec<i32> = Vec::new();
+        let mut splits: Vec<i64> = vec![0];
+        for e in enc {
+            ids.extend(e.get_ids().iter().map(|&i| i as i32));
+            splits.push(ids.len() as i64);
+        }
+        let n = ids.len() as i64;
+        let rows = splits.len() as i64;
+        Ok(vec![
+            (self.input_names[0].clone(), tensor(([n], ids))?),
+            (self.input_names[1].clone(), tensor(([rows], splits))?),
+        ])
     }
 
     /// Whether too many of a text's (non-special) tokens are unknown to the model.
@@ -99,24 +156,11 @@ impl OnnxEmbedder {
         }
         let batch = enc.len();
         let seq = enc.iter().map(|e| e.get_ids().len()).max().unwrap_or(0).max(1);
-        let mut ids = vec![0i64; batch * seq];
         let mut mask = vec![0i64; batch * seq];
-        let mut types = vec![0i64; batch * seq];
-        for (b, e) in enc.iter().enumerate() {
-            for (t, ((&id, &m), &ty)) in e.get_ids().iter().zip(e.get_attention_mask()).zip(e.get_type_ids()).enumerate() {
-                ids[b * seq + t] = id as i64;
-                mask[b * seq + t] = m as i64;
-                types[b * seq + t] = ty as i64;
-            }
-        }
-        let shape = [batch as i64, seq as i64];
-        let tensor = |v: Vec<i64>| -> Result<SessionInputValue<'static>> {
-            Ok(Tensor::from_array((shape, v)).map_err(|e| unavailable(format!("input tensor: {e}")))?.into())
+        let inputs = match self.cfg.inputs {
+            Inputs::Padded => self.padded_inputs(&enc, seq, &mut mask)?,
+            Inputs::Ragged => self.ragged_inputs(&enc)?,
         };
-        let mut inputs = vec![("input_ids", tensor(ids)?), ("attention_mask", tensor(mask.clone())?)];
-        if self.type_ids {
-            inputs.push(("token_type_ids", tensor(types)?));
-        }
         let dim = self.cfg.dim;
         let mut session = self.session.lock();
         let outputs = session.run(inputs).map_err(|e| unavailable(format!("model run failed: {e}")))?;

@@ -15,12 +15,22 @@ pub struct Model {
     pub root: PathBuf,
 }
 
+/// The default model (all-MiniLM-L6-v2 int8).
 pub fn model(test: &str) -> Option<Model> {
+    named(test, "all-MiniLM-L6-v2-int8")
+}
+
+/// The multilingual model (Universal Sentence Encoder multilingual v3, int8).
+pub fn multilingual(test: &str) -> Option<Model> {
+    named(test, "use-multilingual-v3-int8")
+}
+
+pub fn named(test: &str, name: &str) -> Option<Model> {
     let root = std::env::var_os("ROBOTMEM_TEST_MODELS")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache/models"));
     let m = Model {
-        dir: root.join("all-MiniLM-L6-v2-int8"),
+        dir: root.join(name),
         runtime: root.join("onnxruntime/libonnxruntime.so"),
         root: root.clone(),
     };
