@@ -242,7 +242,10 @@ mod tests {
             r#"{"name":"m","dim":384,"pooling":"mean","normalize":true,"max_tokens":256,"query_prefix":"","passage_prefix":""}"#,
         )
         .unwrap();
-        assert_eq!(ok.pooling, Pooling::Mean);
+        assert_eq!((ok.pooling, ok.inputs), (Pooling::Mean, Inputs::Padded));
+        let ragged: ModelConfig =
+            serde_json::from_str(r#"{"name":"u","dim":512,"pooling":"cls","max_tokens":512,"inputs":"ragged"}"#).unwrap();
+        assert_eq!(ragged.inputs, Inputs::Ragged);
         assert!(serde_json::from_str::<ModelConfig>(r#"{"name":"m","dim":3,"pooling":"max","max_tokens":8}"#).is_err());
         assert!(serde_json::from_str::<ModelConfig>(r#"{"name":"m","dim":3,"pooling":"cls","max_tokens":8,"x":1}"#).is_err());
     }
