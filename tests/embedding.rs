@@ -22,14 +22,13 @@ fn recall<'a>(db: &Db, q: &'a str) -> RecallResult {
     db.recall(&RecallRequest { query: q, n: 3, ..Default::default() }).unwrap()
 }
 
-/// Rust embeddings against the Python onnxruntime reference (independent
+/// Rust embeddings against a Python onnxruntime reference (independent
 /// tokenizer, one sentence at a time): cosine >= 0.999 for every sentence, also
-/// when all are embedded in one padded batch.
-#[test]
-fn matches_the_python_reference() {
-    let Some(m) = model::model("matches_the_python_reference") else { return };
-    let path = m.root.join("reference-embeddings.json");
-    let reference: Value = serde_json::from_str(&std::fs::read_to_string(&path).expect("reference-embeddings.json")).unwrap();
+/// when all are embedded in one call (padded batches; per-text runs for models
+/// with max_batch 1).
+fn check_reference(m: &model::Model, reference: &str) {
+    let path = m.root.join(reference);
+    let reference: Value = serde_json::from_str(&std::fs::read_to_string(&path).expect("reference embeddings")).unwrap();
     let env = embed::runtime::environment(Some(&m.runtime)).unwrap();
     let e = OnnxEmbedder::open(env, &m.dir, 2).unwrap();
     let sentences: Vec<&str> = reference["sentences"].as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect();
@@ -40,18 +39,32 @@ fn matches_the_python_reference() {
         .map(|v| v.as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32).collect())
         .collect();
     assert!(sentences.len() >= 30);
-    let batch = e.embed_ungated(&sentences).unwrap();
+    let all = e.embed_ungated(&sentences).unwrap();
     let mut worst = 1.0f32;
     for (i, s) in sentences.iter().enumerate() {
         let one = e.embed_ungated(&[s]).unwrap().pop().unwrap();
-        assert_eq!(one.len(), 384);
-        for got in [&one, &batch[i]] {
+        assert_eq!(one.len(), e.stamp().dim);
+        for got in [&one, &all[i]] {
             let c = cosine(got, &want[i]);
             worst = worst.min(c);
             assert!(c >= 0.999, "sentence {i} {s:?}: cosine {c} with the reference");
         }
     }
-    println!("{} sentences, worst cosine vs reference {worst:.6}", sentences.len());
+    println!("{}: {} sentences, worst cosine vs reference {worst:.6}", e.stamp().name, sentences.len());
+}
+
+#[test]
+fn matches_the_python_reference() {
+    if let Some(m) = model::model("matches_the_python_reference") {
+        check_reference(&m, "reference-embeddings.json");
+    }
+}
+
+#[test]
+fn multilingual_model_matches_its_reference() {
+    if let Some(m) = model::multilingual("multilingual_model_matches_its_reference") {
+        check_reference(&m, "use-reference-embeddings.json");
+    }
 }
 
 #[test]

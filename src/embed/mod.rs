@@ -64,6 +64,12 @@ pub struct ModelConfig {
     /// Input convention; default `padded`.
     #[serde(default)]
     pub inputs: Inputs,
+    /// Most texts per model run; 0: no limit. 1 for models whose output depends
+    /// on what a text is batched with (the multilingual USE export quantises its
+    /// activations over the whole batch), so a stored vector never depends on its
+    /// neighbours in a batch learn.
+    #[serde(default)]
+    pub max_batch: usize,
 }
 
 fn yes() -> bool {

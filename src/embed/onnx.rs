@@ -139,7 +139,17 @@ impl OnnxEmbedder {
     /// reference implementation; the engine uses [`Embedder::embed`]).
     pub fn embed_ungated(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         let texts: Vec<String> = texts.iter().map(|t| t.to_string()).collect();
-        Ok(self.run_batch(&texts, false)?.into_iter().filter_map(|e| e.vector().map(<[f32]>::to_vec)).collect())
+        Ok(self.run_chunked(&texts, false)?.into_iter().filter_map(|e| e.vector().map(<[f32]>::to_vec)).collect())
+    }
+
+    /// Runs the model on at most `max_batch` texts at a time.
+    fn run_chunked(&self, texts: &[String], gate: bool) -> Result<Vec<Embedding>> {
+        let per_run = if self.cfg.max_batch == 0 { texts.len() } else { self.cfg.max_batch };
+        let mut out = Vec::with_capacity(texts.len());
+        for chunk in texts.chunks(per_run.max(1)) {
+            out.extend(self.run_batch(chunk, gate)?);
+        }
+        Ok(out)
     }
 
     fn run_batch(&self, texts: &[String], gate: bool) -> Result<Vec<Embedding>> {
@@ -203,7 +213,7 @@ impl Embedder for OnnxEmbedder {
             TextKind::Passage => &self.cfg.passage_prefix,
         };
         let texts: Vec<String> = texts.iter().map(|t| format!("{prefix}{t}")).collect();
-        self.run_batch(&texts, true)
+        self.run_chunked(&texts, true)
     }
 }
 
