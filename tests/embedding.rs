@@ -174,7 +174,7 @@ fn batch_learn_embeds_dedups_and_is_all_or_nothing() {
     let bad = [LearnRequest { insight: "fine", ..Default::default() }, LearnRequest { insight: "  ", ..Default::default() }];
     let err = db.learn_batch(&bad).unwrap_err();
     assert_eq!(err.status, Status::InvalidArgument);
-    assert!(err.message.starts_with("item 1:"), "{}", err.message);
+    assert!(err.message.starts_with("items[1]: "), "{}", err.message);
     assert!(recall(&db, "fine").hits.iter().all(|h| h.memory.content != "fine"), "nothing of a failed batch is stored");
 }
 

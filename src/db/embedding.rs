@@ -120,13 +120,13 @@ impl Db {
     }
 
     /// Learns many experiences at once: validated first (one bad item fails the
-    /// whole call, naming its index, and nothing is stored), embedded in batches,
+    /// whole call with a message starting "items[i]: ", and nothing is stored), embedded in batches,
     /// stored in one write transaction (one commit). Each item is deduplicated
     /// against the database and the items before it.
     pub fn learn_batch(&self, reqs: &[LearnRequest]) -> Result<Vec<LearnOutcome>> {
         let mut drafts = Vec::with_capacity(reqs.len());
         for (i, req) in reqs.iter().enumerate() {
-            let at = |e: Error| Error::new(e.status, format!("item {i}: {}", e.message));
+            let at = |e: Error| Error::new(e.status, format!("items[{i}]: {}", e.message));
             let insight = limits::required_text("insight", req.insight, 1, MAX_CONTENT_CHARS).map_err(at)?;
             let fields = DraftRequest {
                 tags: req.tags,

@@ -1,5 +1,7 @@
 /* Hostile input through every exported function: a status, never a crash, and
- * the database content unchanged afterwards. */
+ * the database content unchanged afterwards. Needs no embedding model: handles
+ * have none (ROBOTMEM_MODEL_DIR / ROBOTMEM_ORT_LIBRARY are cleared first), or
+ * name a model directory that does not exist. */
 #include "check.h"
 
 #include <limits.h>
@@ -9,22 +11,28 @@
 
 /* Every string argument of the API, as "slots" set one at a time. */
 enum slot {
-    OPEN_PATH, OPEN_DEFAULT_COLLECTION,
+    OPEN_PATH, OPEN_DEFAULT_COLLECTION, OPEN_MODEL_DIR, OPEN_ORT_LIBRARY,
     LEARN_INSIGHT, LEARN_CONTEXT, LEARN_COLLECTION, LEARN_SESSION,
     RECALL_QUERY, RECALL_COLLECTION, RECALL_SESSION, RECALL_FILTER, RECALL_SPATIAL,
     PERC_DESCRIPTION, PERC_METADATA, PERC_CONTEXT, PERC_COLLECTION, PERC_SESSION,
     FORGET_REASON, UPDATE_CONTENT, UPDATE_CONTEXT,
     SESSION_COLLECTION, SESSION_CONTEXT, END_SESSION_ID,
+    BATCH_INSIGHT, BATCH_CONTEXT, BATCH_COLLECTION,
     SLOT_COUNT
 };
 
 #define OK RM_OK
 #define INV RM_INVALID_ARGUMENT
 /* Expected status per slot for NULL, "", a blank string and a 10 MB string.
- * Blank optional strings mean "none"; a 10 MB path cannot be opened (RM_IO). */
+ * Blank optional strings mean "none"; a 10 MB path cannot be opened (RM_IO). A
+ * model directory or runtime that cannot be used does not fail rm_open (the
+ * handle runs BM25 only). The BATCH_* slots are those of items[1] of a
+ * two-item rm_learn_batch(). */
 static const struct { const char *name; rm_status null_, empty, blank, big; } SLOTS[SLOT_COUNT] = {
     {"rm_open_options.path", OK, INV, INV, RM_IO},
     {"rm_open_options.default_collection", OK, INV, INV, INV},
+    {"rm_open_options.model_dir", OK, OK, OK, OK},
+    {"rm_open_options.ort_library", OK, OK, OK, OK},
     {"rm_learn insight", INV, INV, INV, INV},
     {"rm_learn_options.context", OK, OK, OK, INV},
     {"rm_learn_options.collection", OK, OK, OK, INV},
@@ -45,6 +53,9 @@ static const struct { const char *name; rm_status null_, empty, blank, big; } SL
     {"rm_start_session collection", OK, OK, OK, INV},
     {"rm_start_session context", OK, OK, OK, INV},
     {"rm_end_session session_id", INV, INV, INV, INV},
+    {"rm_learn_batch items[1].insight", INV, INV, INV, INV},
+    {"rm_learn_batch items[1].opts->context", OK, OK, OK, INV},
+    {"rm_learn_batch items[1].opts->collection", OK, OK, OK, INV},
 };
 
 /* A database and one of its active memories. */
@@ -65,6 +76,9 @@ static rm_status call_slot(const fixture *fx, enum slot s, const char *v) {
     rm_db *db = NULL;
     rm_recall_result *rr = NULL;
     rm_session *sess = NULL;
+    rm_learn_item items[2];
+    rm_learn_batch_result *batch = NULL;
+    char first[64];
     rm_status st;
     snprintf(text, sizeof text, "baseline text number %d", ++serial); /* never a duplicate */
     CHECK_OK(rm_open_options_init(&oo));
@@ -78,6 +92,42 @@ static rm_status call_slot(const fixture *fx, enum slot s, const char *v) {
         *(s == OPEN_PATH ? &oo.path : &oo.default_collection) = v;
         st = rm_open(&oo, &db);
         if (st == RM_OK) CHECK_OK(rm_close(db));
+        return st;
+    case OPEN_MODEL_DIR:
+    case OPEN_ORT_LIBRARY:
+        oo.path = scratch_open_path;
+        if (s == OPEN_MODEL_DIR) oo.model_dir = v;
+        else oo.ort_library = v;
+        st = rm_open(&oo, &db);
+        CHECK((st == RM_OK) == (db != NULL));
+        if (st == RM_OK) {
+            rm_embedding_info *info = NULL;
+            CHECK_OK(rm_embedding_status(db, &info));
+            CHECK(info->state == RM_EMBED_UNAVAILABLE && info->reason[0] != '\0');
+            rm_embedding_info_free(info);
+            CHECK_OK(rm_close(db));
+        }
+        return st;
+    case BATCH_INSIGHT:
+    case BATCH_CONTEXT:
+    case BATCH_COLLECTION:
+        /* items[0] is valid: a failing items[1] must fail the call and store neither. */
+        snprintf(first, sizeof first, "batch companion text number %d", serial);
+        items[0].insight = first;
+        items[0].opts = NULL;
+        items[1].insight = s == BATCH_INSIGHT ? v : text;
+        items[1].opts = &lo;
+        if (s == BATCH_CONTEXT) lo.context = v;
+        if (s == BATCH_COLLECTION) lo.collection = v;
+        st = rm_learn_batch(fx->db, items, 2, &batch);
+        CHECK((st == RM_OK) == (batch != NULL));
+        if (st == RM_OK) CHECK(batch->count == 2 && !batch->results[0].duplicate);
+        else if (strncmp(rm_last_error(), "items[1]: ", 10) != 0) { /* the failing item's index */
+            fprintf(stderr, "%s: rm_last_error() does not start with \"items[1]: \": \"%.200s\"\n", SLOTS[s].name,
+                    rm_last_error());
+            exit(1);
+        }
+        rm_learn_batch_result_free(batch);
         return st;
     case LEARN_INSIGHT: return rm_learn(fx->db, v, NULL, NULL);
     case LEARN_CONTEXT: lo.context = v; return rm_learn(fx->db, text, &lo, NULL);
@@ -171,6 +221,10 @@ static void test_limits(void) {
     static const struct { enum slot s; const char *unit; size_t max; rm_status at_max; } LIMITS[] = {
         {LEARN_INSIGHT, "x", RM_MAX_CONTENT_CHARS, RM_OK},
         {LEARN_INSIGHT, "\xe6\x8a\x93", RM_MAX_CONTENT_CHARS, RM_OK}, /* U+6293, 3 bytes */
+        {BATCH_INSIGHT, "b", RM_MAX_CONTENT_CHARS, RM_OK},
+        {BATCH_INSIGHT, "\xe6\x8a\x93", RM_MAX_CONTENT_CHARS, RM_OK},
+        {BATCH_COLLECTION, "c", RM_MAX_NAME_CHARS, RM_OK},
+        {BATCH_CONTEXT, "t", RM_MAX_CONTEXT_BYTES, RM_OK},
         {UPDATE_CONTENT, "u", RM_MAX_CONTENT_CHARS, RM_OK},
         {PERC_DESCRIPTION, "d", RM_MAX_CONTENT_CHARS, RM_OK},
         {RECALL_QUERY, "q", RM_MAX_QUERY_CHARS, RM_OK},
@@ -208,7 +262,7 @@ static void test_limits(void) {
 }
 
 static void test_malformed_json(void) {
-    static const enum slot contexts[] = {LEARN_CONTEXT, PERC_CONTEXT, UPDATE_CONTEXT, SESSION_CONTEXT};
+    static const enum slot contexts[] = {LEARN_CONTEXT, PERC_CONTEXT, UPDATE_CONTEXT, SESSION_CONTEXT, BATCH_CONTEXT};
     static const char *const broken[] = {"{", "{\"a\": 1,", "{not json}", "{\"a\": }", "[1, 2", "{\"a\": 1}}"};
     static const char *const not_objects[] = {"[1, 2]", "null", "42", "\"text\"", "true"};
     static const char *const bad_filters[] = {
@@ -266,7 +320,8 @@ static char *nested(const char *prefix, size_t depth, int balanced, const char *
 static void test_deep_json(void) {
     static const size_t depths[] = {100000, 20000, 5000, 1000};
     static const enum slot json_slots[] = {
-        LEARN_CONTEXT, PERC_CONTEXT, UPDATE_CONTEXT, SESSION_CONTEXT, PERC_METADATA, RECALL_FILTER, RECALL_SPATIAL};
+        LEARN_CONTEXT, PERC_CONTEXT, UPDATE_CONTEXT, SESSION_CONTEXT, PERC_METADATA, RECALL_FILTER, RECALL_SPATIAL,
+        BATCH_CONTEXT};
     size_t d, k;
     int balanced;
     for (d = 0; d < sizeof depths / sizeof depths[0]; d++) {
@@ -281,6 +336,119 @@ static void test_deep_json(void) {
             free(in_object);
         }
     }
+}
+
+/* Opens scratch_open_path with `oo`; requires `want`, and without a model a handle
+ * that runs BM25 only and says why. */
+static void expect_open(rm_open_options *oo, rm_status want, const char *what) {
+    rm_db *db = NULL;
+    rm_status got;
+    oo->path = scratch_open_path;
+    got = rm_open(oo, &db);
+    if (got != want) {
+        fprintf(stderr, "rm_open with %s: got %s, expected %s\n  rm_last_error(): \"%.300s\"\n", what,
+                rm_status_str(got), rm_status_str(want), rm_last_error());
+        exit(1);
+    }
+    CHECK((got == RM_OK) == (db != NULL));
+    if (got != RM_OK) {
+        CHECK(rm_last_error()[0] != '\0');
+        return;
+    }
+    {
+        rm_embedding_info *info = NULL;
+        rm_recall_result *r = NULL;
+        rm_learn_result *l = NULL;
+        rm_learn_item item;
+        rm_learn_batch_result *batch = NULL;
+        rm_reembed_result rr;
+        char text[96];
+        CHECK_OK(rm_embedding_status(db, &info));
+        CHECK(info->state == RM_EMBED_UNAVAILABLE && info->reason[0] != '\0');
+        CHECK(info->model == NULL && info->dim == 0 && info->kernel != NULL && info->kernel[0] != '\0');
+        rm_embedding_info_free(info);
+        serial++;
+        snprintf(text, sizeof text, "open options check %d: the gripper needs %d N", serial, serial);
+        CHECK_OK(rm_learn(db, text, NULL, &l));
+        CHECK(!l->duplicate && !l->has_embedding);
+        rm_learn_result_free(l);
+        serial++;
+        snprintf(text, sizeof text, "open options check %d: the batch gripper needs %d N", serial, serial);
+        item.insight = text;
+        item.opts = NULL;
+        CHECK_OK(rm_learn_batch(db, &item, 1, &batch));
+        CHECK(batch->count == 1 && !batch->results[0].duplicate && !batch->results[0].has_embedding);
+        rm_learn_batch_result_free(batch);
+        CHECK_OK(rm_recall(db, "gripper needs", NULL, &r));
+        CHECK(r->count > 0 && r->mode == RM_MODE_BM25_ONLY);
+        rm_recall_result_free(r);
+        CHECK_STATUS(rm_reembed(db, 0, &rr), RM_EMBEDDING_UNAVAILABLE);
+        CHECK_OK(rm_close(db));
+    }
+}
+
+/* The embedding fields of rm_open_options are range-checked whether or not a
+ * model is configured; a model that cannot be loaded does not fail rm_open. */
+static void test_embedding_options(void) {
+    const struct { uint32_t threads, batch; double cosine; rm_status want; const char *what; } cases[] = {
+        {0, 32, 0.85, INV, "embed_threads 0"},
+        {65, 32, 0.85, INV, "embed_threads 65"},
+        {UINT32_MAX, 32, 0.85, INV, "embed_threads UINT32_MAX"},
+        {2, 0, 0.85, INV, "embed_batch 0"},
+        {2, 1025, 0.85, INV, "embed_batch 1025"},
+        {2, UINT32_MAX, 0.85, INV, "embed_batch UINT32_MAX"},
+        {2, 32, NAN, INV, "cosine_dedup NaN"},
+        {2, 32, INFINITY, INV, "cosine_dedup +inf"},
+        {2, 32, -INFINITY, INV, "cosine_dedup -inf"},
+        {2, 32, -0.01, INV, "cosine_dedup -0.01"},
+        {1, 1, 0.0, OK, "embed_threads 1, embed_batch 1, cosine_dedup 0"},
+        {64, 1024, 1.0, OK, "embed_threads 64, embed_batch 1024, cosine_dedup 1"},
+        {2, 32, 2.0, OK, "cosine_dedup 2 (cosine layer off)"},
+    };
+    char missing_dir[400];
+    rm_open_options oo;
+    rm_db *db = NULL;
+    size_t i;
+    int with_model;
+    snprintf(missing_dir, sizeof missing_dir, "%s.no-such-model-dir", scratch_open_path);
+
+    for (with_model = 0; with_model < 2; with_model++) {
+        for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            CHECK_OK(rm_open_options_init(&oo));
+            oo.durability = RM_DURABILITY_NORMAL;
+            /* embeddings=false, or on with a model directory that does not exist */
+            oo.embeddings = with_model != 0;
+            oo.model_dir = with_model ? missing_dir : NULL;
+            oo.embed_threads = cases[i].threads;
+            oo.embed_batch = cases[i].batch;
+            oo.cosine_dedup = cases[i].cosine;
+            expect_open(&oo, cases[i].want, cases[i].what);
+        }
+    }
+    /* The defaults, and paths that lead nowhere: BM25 only, never an open failure. */
+    CHECK_OK(rm_open_options_init(&oo));
+    expect_open(&oo, RM_OK, "defaults (no model configured)");
+    oo.embeddings = false;
+    oo.model_dir = missing_dir;
+    expect_open(&oo, RM_OK, "embeddings=false and a model_dir");
+    oo.embeddings = true;
+    expect_open(&oo, RM_OK, "a model_dir that does not exist");
+    oo.ort_library = missing_dir;
+    expect_open(&oo, RM_OK, "an ort_library that does not exist");
+    oo.ort_library = scratch_open_path; /* exists, but is no shared library */
+    expect_open(&oo, RM_OK, "an ort_library that is not a shared library");
+
+    /* Invalid UTF-8 in the paths is an argument error naming the field. */
+    CHECK_OK(rm_open_options_init(&oo));
+    oo.path = scratch_open_path;
+    oo.model_dir = "/tmp/\xff\xfe-model";
+    CHECK_STATUS(rm_open(&oo, &db), RM_INVALID_ARGUMENT);
+    CHECK(strstr(rm_last_error(), "model_dir") != NULL);
+    oo.model_dir = NULL;
+    oo.ort_library = "/tmp/libonnxruntime\xc3.so";
+    CHECK_STATUS(rm_open(&oo, &db), RM_INVALID_ARGUMENT);
+    CHECK(strstr(rm_last_error(), "ort_library") != NULL);
+    CHECK(db == NULL);
 }
 
 static void test_numbers_and_enums(void) {
@@ -350,6 +518,7 @@ static void test_numbers_and_enums(void) {
     oo.decay_rate = 2.0;
     CHECK_STATUS(rm_open(&oo, &db), RM_INVALID_ARGUMENT);
     CHECK(db == NULL);
+    test_embedding_options();
 
     /* Outcome scores outside 0..1 (checked on a real session of the scratch db). */
     CHECK_OK(rm_start_session(scratch_fx.db, NULL, NULL, &s));
@@ -378,6 +547,17 @@ static void test_json_null_pointers(void) {
     rm_update_result *u = NULL;
     rm_session *s = NULL;
     rm_session_summary *sum = NULL;
+    rm_embedding_info *info = NULL;
+    rm_learn_batch_result *batch = NULL;
+    rm_learn_item item;
+    item.insight = "json null check: a batch of one";
+    item.opts = NULL;
+    CHECK_OK(rm_embedding_status(db, &info));
+    CHECK_OK(rm_learn_batch(db, &item, 1, &batch));
+    CHECK_JSON_NULLS(rm_embedding_info_json, info);
+    CHECK_JSON_NULLS(rm_learn_batch_result_json, batch);
+    rm_embedding_info_free(info);
+    rm_learn_batch_result_free(batch);
     CHECK_OK(rm_learn(db, "json null check: wrist camera needs 2 seconds to focus", NULL, &l));
     CHECK_OK(rm_recall(db, "wrist camera", NULL, &r));
     CHECK_OK(rm_get_memory(db, l->memory_id, &m));
@@ -436,6 +616,39 @@ static void test_null_pointers(void) {
     CHECK_STATUS(rm_end_session(NULL, "00000000-0000-4000-8000-000000000000", NULL, NULL), RM_INVALID_ARGUMENT);
     CHECK(r == NULL && s == NULL && m == NULL);
 
+    /* Embedding functions. */
+    {
+        rm_embedding_info *info = NULL;
+        rm_learn_batch_result *batch = NULL;
+        rm_reembed_result rr;
+        rm_learn_item item;
+        item.insight = "gripper slipped at 3N";
+        item.opts = NULL;
+        rr.embedded = rr.remaining = -3;
+        rr.rebuilt = true;
+        CHECK_STATUS(rm_embedding_status(NULL, &info), RM_INVALID_ARGUMENT);
+        CHECK_STATUS(rm_embedding_status(db, NULL), RM_INVALID_ARGUMENT);
+        CHECK_STATUS(rm_embedding_status(NULL, NULL), RM_INVALID_ARGUMENT);
+        CHECK_STATUS(rm_reembed(NULL, 0, &rr), RM_INVALID_ARGUMENT);
+        CHECK_STATUS(rm_reembed(NULL, 0, NULL), RM_INVALID_ARGUMENT);
+        CHECK_STATUS(rm_learn_batch(NULL, &item, 1, &batch), RM_INVALID_ARGUMENT);
+        CHECK_STATUS(rm_learn_batch(db, NULL, 1, &batch), RM_INVALID_ARGUMENT);
+        CHECK(strstr(rm_last_error(), "items") != NULL);
+        CHECK_STATUS(rm_learn_batch(db, NULL, RM_MAX_BATCH + 1, &batch), RM_INVALID_ARGUMENT);
+        CHECK(info == NULL && batch == NULL && rr.embedded == -3 && rr.remaining == -3 && rr.rebuilt);
+        /* No model on this handle: reembed says so; a NULL out is not the error. */
+        CHECK_STATUS(rm_reembed(db, 0, NULL), RM_EMBEDDING_UNAVAILABLE);
+        CHECK(rm_last_error()[0] != '\0');
+        CHECK_STATUS(rm_reembed(db, 10, &rr), RM_EMBEDDING_UNAVAILABLE);
+        CHECK(rr.embedded == -3 && rr.remaining == -3 && rr.rebuilt); /* outputs only on RM_OK */
+        /* An empty batch: NULL items with count 0 is fine, and stores nothing. */
+        CHECK_OK(rm_learn_batch(scratch_fx.db, NULL, 0, &batch));
+        CHECK(batch != NULL && batch->count == 0);
+        rm_learn_batch_result_free(batch);
+        CHECK_OK(rm_learn_batch(scratch_fx.db, NULL, 0, NULL));
+        CHECK_OK(rm_learn_batch(scratch_fx.db, &item, 1, NULL)); /* out may be NULL */
+    }
+
     /* NULL options and NULL out pointers where the header allows them. */
     CHECK_OK(rm_recall(scratch_fx.db, "gripper", NULL, &r));
     rm_recall_result_free(r);
@@ -445,6 +658,8 @@ static void test_null_pointers(void) {
     test_json_null_pointers();
 
     rm_string_free(NULL);
+    rm_embedding_info_free(NULL);
+    rm_learn_batch_result_free(NULL);
     rm_learn_result_free(NULL);
     rm_recall_result_free(NULL);
     rm_memory_result_free(NULL);
@@ -462,8 +677,13 @@ static void test_closed_handles(void) {
     rm_recall_result *r = NULL;
     rm_memory_result *m = NULL;
     rm_session *s = NULL;
+    rm_embedding_info *info = NULL;
+    rm_learn_batch_result *batch = NULL;
+    rm_learn_item item;
     double score = 0.5;
     size_t i;
+    item.insight = "closed handle batch item";
+    item.opts = NULL;
     handles[0] = test_open(scratch_open_path);
     CHECK_OK(rm_close(handles[0]));
     CHECK_STATUS(rm_close(handles[0]), RM_CLOSED); /* double close */
@@ -479,9 +699,12 @@ static void test_closed_handles(void) {
         CHECK_STATUS(rm_update(db, 1, "closed handle update", NULL, NULL), RM_CLOSED);
         CHECK_STATUS(rm_start_session(db, NULL, NULL, &s), RM_CLOSED);
         CHECK_STATUS(rm_end_session(db, "00000000-0000-4000-8000-000000000000", &score, NULL), RM_CLOSED);
+        CHECK_STATUS(rm_embedding_status(db, &info), RM_CLOSED);
+        CHECK_STATUS(rm_reembed(db, 0, NULL), RM_CLOSED);
+        CHECK_STATUS(rm_learn_batch(db, &item, 1, &batch), RM_CLOSED);
         CHECK_STATUS(rm_close(db), RM_CLOSED);
     }
-    CHECK(r == NULL && m == NULL && s == NULL);
+    CHECK(r == NULL && m == NULL && s == NULL && info == NULL && batch == NULL);
 }
 
 /* Snapshot of the main database: every active memory's id and content. */
@@ -507,6 +730,8 @@ int main(void) {
     test_db_path_init(&main_path, "main");
     test_db_path_init(&scratch_path, "scratch");
     snprintf(scratch_open_path, sizeof scratch_open_path, "%s/opened.db", scratch_path.dir);
+    /* No model from the environment: every handle here runs BM25 only. */
+    CHECK(unsetenv("ROBOTMEM_MODEL_DIR") == 0 && unsetenv("ROBOTMEM_ORT_LIBRARY") == 0);
     /* NULL path means ~/.robotmem/memory.db: point HOME at the scratch directory. */
     CHECK(setenv("HOME", scratch_path.dir, 1) == 0);
     CHECK(chdir(scratch_path.dir) == 0); /* a relative path may only land here */

@@ -63,6 +63,16 @@ int main() {
     CHECK(aborts([&] { (void)r->to_json(); }));
     CHECK(!aborts([&] { (void)db.get_memory(l->memory_id); }));
 
+    // The embedding side (no model in this process: BM25 only).
+    auto st = db.try_embedding_status();
+    CHECK(st.ok() && st->state == robotmem::EmbedState::Unavailable && !st->reason.empty());
+    auto batch = db.try_learn_batch({{"push of the blue box failed at 3N"}, {"grasp of red mug succeeded at 12.5N"}});
+    CHECK(batch.ok() && batch->size() == 2 && !(*batch)[0].duplicate && (*batch)[1].duplicate);
+    CHECK((*batch)[1].memory_id == l->memory_id);
+    CHECK(db.try_learn_batch({{"fine"}, {" "}}).status() == Status::InvalidArgument);
+    CHECK(db.try_reembed().status() == Status::EmbeddingUnavailable);
+    CHECK(aborts([&] { (void)db.reembed(); }));
+
     robotmem::Db moved = robotmem::Db();
     CHECK(moved.try_recall("x").status() == Status::Closed);
     std::puts("test_no_exceptions: OK");

@@ -1,6 +1,11 @@
 // Every operation of the C++ wrapper on a temporary database file: typed results,
 // error mapping, the try_* variants, filter / spatial builders (escaping), binary
-// perception data, sessions, JSON renderings and the move semantics of Db.
+// perception data, sessions, JSON renderings, the move semantics of Db, and the
+// embedding side (status, batch learn, reembed) without a model; with the model
+// (ROBOTMEM_TEST_MODEL_DIR / ROBOTMEM_TEST_ORT_LIBRARY in the environment, set by
+// CMake) also a hybrid recall. Without the model that part is skipped loudly,
+// unless ROBOTMEM_REQUIRE_MODEL=1 (then the test fails); ROBOTMEM_TEST_NO_MODEL=<why>
+// skips it on purpose (the valgrind run).
 #include "check.hpp"
 
 #include <cmath>
@@ -8,12 +13,14 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 using robotmem::Db;
+using robotmem::EmbedState;
 using robotmem::Error;
 using robotmem::Json;
 using robotmem::Op;
@@ -38,6 +45,12 @@ static_assert(noexcept(Db::try_open()), "");
 static_assert(static_cast<int>(Status::Panic) == RM_PANIC && static_cast<int>(Status::Closed) == RM_CLOSED, "");
 static_assert(static_cast<int>(robotmem::PerceptionType::Procedural) == RM_PERCEPTION_PROCEDURAL, "");
 static_assert(static_cast<int>(robotmem::SearchMode::Scan) == RM_MODE_SCAN, "");
+static_assert(static_cast<int>(EmbedState::ModelMismatch) == RM_EMBED_MODEL_MISMATCH, "");
+static_assert(noexcept(std::declval<const Db&>().try_embedding_status()), "");
+static_assert(noexcept(std::declval<const Db&>().try_reembed()), "");
+static_assert(noexcept(std::declval<const Db&>().try_learn_batch({})), "");
+static_assert(std::is_nothrow_move_constructible<robotmem::EmbeddingStatus>::value, "");
+static_assert(std::is_nothrow_move_constructible<robotmem::Result<std::vector<robotmem::LearnResult>>>::value, "");
 
 const char* const CTX_A =
     R"({"params": {"grip_force": {"value": 12.5, "unit": "N"}},)"
@@ -90,6 +103,8 @@ void test_library_functions() {
     CHECK(std::string(robotmem::to_string(robotmem::PerceptionType::Tactile)) == "tactile");
     CHECK(std::string(robotmem::to_string(robotmem::SearchMode::Bm25Only)) == "bm25_only");
     CHECK(std::string(robotmem::to_string(robotmem::DupMethod::Jaccard)) == "jaccard");
+    CHECK(std::string(robotmem::to_string(EmbedState::ModelMismatch)) == "model_mismatch");
+    CHECK(std::string(robotmem::to_string(static_cast<EmbedState>(42))) == "unknown");
     CHECK(std::string(robotmem::to_string(Op::Lte)) == "$lte");
 }
 
@@ -650,6 +665,213 @@ void test_move_semantics(const std::string& path) {
     for (const auto& m : many) CHECK(m.get_memory(id).memory.id == id);
 }
 
+// --- embeddings ----------------------------------------------------------------
+
+struct ModelPaths {
+    std::string dir;
+    std::string runtime;
+};
+
+// The model for the hybrid part, or nullopt (skipped loudly; a failure when
+// ROBOTMEM_REQUIRE_MODEL=1 unless ROBOTMEM_TEST_NO_MODEL says why it is left out).
+std::optional<ModelPaths> model_paths() {
+    const auto env = [](const char* name) {
+        const char* v = std::getenv(name);
+        return std::string(v ? v : "");
+    };
+    const std::string dir = env("ROBOTMEM_TEST_MODEL_DIR"), runtime = env("ROBOTMEM_TEST_ORT_LIBRARY");
+    const std::string off = env("ROBOTMEM_TEST_NO_MODEL");
+    std::string why;
+    bool required = env("ROBOTMEM_REQUIRE_MODEL") == "1";
+    namespace fs = std::filesystem;
+    if (!off.empty()) {
+        why = off;
+        required = false;
+    } else if (dir.empty() || runtime.empty()) {
+        why = "ROBOTMEM_TEST_MODEL_DIR / ROBOTMEM_TEST_ORT_LIBRARY are not set";
+    } else if (!fs::is_regular_file(fs::path(dir) / "model.onnx") || !fs::is_regular_file(fs::path(dir) / "tokenizer.json")) {
+        why = "no model in " + dir + " (run scripts/fetch-model.sh)";
+    } else if (!fs::is_regular_file(runtime)) {
+        why = "no ONNX Runtime library " + runtime + " (run scripts/fetch-model.sh)";
+    } else {
+        return ModelPaths{dir, runtime};
+    }
+    std::printf("SKIPPED cpp.test_wrapper hybrid recall: %s\n", why.c_str());
+    std::fprintf(stderr, "SKIPPED cpp.test_wrapper hybrid recall: %s\n", why.c_str());
+    if (required) check::fail(__FILE__, __LINE__, "the model is required (ROBOTMEM_REQUIRE_MODEL=1): " + why);
+    return std::nullopt;
+}
+
+// Embedding options are range-checked and reach the library. Runs before any
+// handle loads ONNX Runtime in this process (one runtime per process: once one is
+// loaded, a missing ort_library is no longer looked at).
+void test_embedding_options(const check::TempDir& dir, const std::optional<ModelPaths>& model) {
+    auto o = check::test_options(dir.file("options.db"));
+    o.embed_threads = 0;
+    CHECK_THROWS(Db::open(o), Status::InvalidArgument, "embed_threads");
+    o.embed_threads = 65;
+    CHECK_RESULT(Db::try_open(o), Status::InvalidArgument, "embed_threads");
+    o.embed_threads = 64;
+    o.embed_batch = 0;
+    CHECK_RESULT(Db::try_open(o), Status::InvalidArgument, "embed_batch");
+    o.embed_batch = 1024;
+    o.cosine_dedup = std::nan("");
+    CHECK_RESULT(Db::try_open(o), Status::InvalidArgument, "cosine_dedup");
+    o.cosine_dedup = 2.0;  // above 1: cosine layer off (valid)
+    o.model_dir = std::string("mo\0del", 6);
+    CHECK_THROWS(Db::open(o), Status::InvalidArgument, "opts.model_dir contains a NUL byte at offset 2");
+    o.model_dir.reset();
+    o.ort_library = std::string("ort\0", 4);
+    CHECK_RESULT(Db::try_open(o), Status::InvalidArgument, "opts.ort_library contains a NUL byte at offset 3");
+
+    // A runtime that does not exist: open succeeds, BM25 only, and the reason names
+    // the path (with the real model directory; without one, the runtime is looked
+    // for first today, but either missing path is a fine explanation).
+    const std::string missing_ort = dir.file("no-runtime/libonnxruntime.so.1");
+    o.model_dir = model ? model->dir : dir.file("no-model");
+    o.ort_library = missing_ort;
+    const Db db = Db::open(o);
+    const auto s = db.embedding_status();
+    CHECK(s.state == EmbedState::Unavailable && !s.model && s.dim == 0);
+    if (model)
+        CHECK(check::contains(s.reason, missing_ort));
+    else
+        CHECK(check::contains(s.reason, missing_ort) || check::contains(s.reason, *o.model_dir));
+    CHECK(!db.learn("options check: the gripper needs 12 N").has_embedding);
+    CHECK(db.recall("gripper").mode == robotmem::SearchMode::Bm25Only);
+}
+
+// embeddings = false: BM25 only with a reason; learn_batch works; reembed reports
+// EmbeddingUnavailable.
+void test_embeddings_off(const check::TempDir& dir) {
+    auto o = check::test_options(dir.file("plain.db"));
+    o.embeddings = false;
+    o.model_dir = dir.file("no-such-model");  // not even looked at
+    const Db db = Db::open(o);
+    const auto s = db.embedding_status(Json::Render);
+    CHECK(s.state == EmbedState::Unavailable && !s.reason.empty());
+    CHECK(!s.model && s.dim == 0 && !s.stored_model && s.pending == 0);
+    CHECK(s.kernel == "avx" || s.kernel == "neon" || s.kernel == "portable");
+    CHECK(check::contains(s.to_json(), "\"unavailable\"") && check::contains(s.to_json(), s.kernel));
+    const auto ts = db.try_embedding_status();
+    CHECK(ts.ok() && ts->state == EmbedState::Unavailable && ts->reason == s.reason && !ts->json);
+
+    CHECK(!db.learn("the charging dock is behind the kitchen door").has_embedding);
+
+    // One result per item, in item order; per-item options; an in-batch repeat.
+    robotmem::LearnOptions lo;
+    lo.collection = "batch";
+    lo.tags = {"Night Shift"};
+    lo.context = R"({"task": {"name": "inspect", "success": true}})";
+    const std::vector<robotmem::LearnItem> items = {
+        {"conveyor belt tension measured 12.5 N in round 1"},
+        {"pallet 4 was stacked 3 cm too far left", lo},
+        {"charging cycle 7 took 41 minutes"},
+        {"conveyor belt tension measured 12.5 N in round 1"},
+    };
+    const auto out = db.learn_batch(items);
+    CHECK(out.size() == 4);
+    for (std::size_t i = 0; i < 3; ++i) {
+        CHECK(!out[i].duplicate && out[i].memory_id > 0 && !out[i].has_embedding && !out[i].json);
+        CHECK(!out[i].category.empty());
+        CHECK(db.get_memory(out[i].memory_id).memory.content == items[i].insight);
+    }
+    CHECK(out[0].memory_id != out[1].memory_id && out[1].memory_id != out[2].memory_id);
+    CHECK(out[3].duplicate && out[3].dup_method == robotmem::DupMethod::Exact);
+    CHECK(out[3].memory_id == out[0].memory_id && !out[3].has_embedding);
+    const auto m = db.get_memory(out[1].memory_id);
+    CHECK(m.memory.collection == "batch" && has(m.tags, "night_shift"));
+    CHECK(m.memory.task_json && check::contains(*m.memory.task_json, "inspect"));
+    CHECK(db.learn_batch({}).empty());
+    const auto tb = db.try_learn_batch({{"wheel odometry drifted 4 mm after lap 9"}});
+    CHECK(tb.ok() && tb->size() == 1 && !(*tb)[0].duplicate);
+
+    // A bad item fails the whole batch and stores nothing.
+    const std::size_t before = db.recall("*", in("default")).hits.size();
+    CHECK_THROWS(db.learn_batch({{"first valid item about the freight elevator"}, {"   "}}), Status::InvalidArgument,
+                 "insight");
+    CHECK_THROWS(db.learn_batch({{"first valid item about the freight elevator"}, {std::string("nul\0byte", 8)}}),
+                 Status::InvalidArgument, "items[1]: insight contains a NUL byte at offset 3");
+    robotmem::LearnOptions nul_tag;
+    nul_tag.tags = {"fine", std::string("t\0g", 3)};
+    CHECK_RESULT(db.try_learn_batch({{"freight elevator a"}, {"freight elevator b"}, {"freight elevator c", nul_tag}}),
+                 Status::InvalidArgument, "items[2]: opts.tags[1] contains a NUL byte at offset 1");
+    robotmem::LearnOptions nul_ctx;
+    nul_ctx.context = std::string("{\0}", 3);
+    CHECK_RESULT(db.try_learn_batch({{"freight elevator d", nul_ctx}}), Status::InvalidArgument,
+                 "items[0]: opts.context contains a NUL byte");
+    robotmem::LearnOptions bad_ctx;
+    bad_ctx.context = "{\"unterminated\": ";
+    CHECK_RESULT(db.try_learn_batch({{"freight elevator e"}, {"freight elevator with a broken context", bad_ctx}}),
+                 Status::InvalidArgument, "context");
+    const std::vector<robotmem::LearnItem> too_many(RM_MAX_BATCH + 1, robotmem::LearnItem("freight elevator f"));
+    CHECK_RESULT(db.try_learn_batch(too_many), Status::InvalidArgument, "RM_MAX_BATCH");
+    CHECK(db.recall("*", in("default")).hits.size() == before);
+    CHECK(db.recall("freight elevator").hits.empty());
+
+    // No model on this Db: reembed says so, from both variants; recall is BM25 only.
+    CHECK_THROWS(db.reembed(), Status::EmbeddingUnavailable, "");
+    CHECK_RESULT(db.try_reembed(5), Status::EmbeddingUnavailable, "");
+    CHECK(db.embedding_status().pending == 5);  // every memory above waits for a vector
+    CHECK(db.recall("conveyor belt tension").mode == robotmem::SearchMode::Bm25Only);
+
+    CHECK_RESULT(Db().try_embedding_status(), Status::Closed, "not open");
+    CHECK_RESULT(Db().try_reembed(), Status::Closed, "not open");
+    CHECK_THROWS(Db().learn_batch({{"closed"}}), Status::Closed, "not open");
+}
+
+// With the model: hybrid recall of a paraphrase, batch vectors, reembed.
+void test_hybrid(const check::TempDir& dir, const ModelPaths& model) {
+    auto o = check::test_options(dir.file("hybrid.db"));
+    o.model_dir = model.dir;
+    o.ort_library = model.runtime;
+    o.embed_threads = 1;
+    o.embed_batch = 2;  // the batch below spans several model runs
+    const Db db = Db::open(o);
+    const auto s = db.embedding_status();
+    if (s.state != EmbedState::Ready) check::fail(__FILE__, __LINE__, "not ready: " + s.reason);
+    CHECK(s.dim == 384 && s.reason.empty() && s.model && !s.kernel.empty());
+
+    const auto lidar = db.learn("Lidar gets confused by glass walls in the lobby");
+    CHECK(lidar.has_embedding && !lidar.duplicate);
+    CHECK(db.learn("The battery must be charged when it falls below 20%").has_embedding);
+    const auto batch = db.learn_batch({{"The charging dock is behind the kitchen door"},
+                                       {"grip_force=12.5N works best for the ceramic cup"},
+                                       {"wheel odometry drifts on the polished floor"},
+                                       {"Lidar gets confused by glass walls in the lobby"},
+                                       {"机械臂抓取杯子时力度应设为12牛"}});
+    CHECK(batch.size() == 5);
+    CHECK(batch[0].has_embedding && batch[1].has_embedding && batch[2].has_embedding);
+    CHECK(batch[3].duplicate && batch[3].memory_id == lidar.memory_id && !batch[3].has_embedding);
+    CHECK(!batch[4].duplicate && !batch[4].has_embedding);  // not representable by the English model
+
+    // No word in common with the memory: found through its vector.
+    const auto r = db.recall("transparent surfaces fool the laser scanner", {}, Json::Render);
+    CHECK(!r.hits.empty() && r.hits[0].memory.id == lidar.memory_id);
+    CHECK(r.mode == robotmem::SearchMode::Hybrid || r.mode == robotmem::SearchMode::VecOnly);
+    CHECK(check::contains(r.to_json(), robotmem::to_string(r.mode)));
+    const auto words = db.recall("lidar glass walls");
+    CHECK(words.mode == robotmem::SearchMode::Hybrid && words.hits.at(0).memory.id == lidar.memory_id);
+    CHECK(db.recall("*").mode == robotmem::SearchMode::Scan);
+
+    const auto none = db.reembed();
+    CHECK(none.embedded == 0 && none.remaining == 0 && !none.rebuilt);
+    {
+        auto po = check::test_options(dir.file("hybrid.db"));
+        po.embeddings = false;
+        const Db plain = Db::open(po);
+        CHECK(!plain.learn("the forklift horn is too quiet in the loading bay").has_embedding);
+        CHECK(!plain.learn("floor wax in aisle 3 makes the wheels slip").has_embedding);
+        const auto ps = plain.embedding_status();
+        CHECK(ps.state == EmbedState::Unavailable && ps.stored_model == s.model && ps.pending == 2);
+    }
+    const auto one = db.try_reembed(1);
+    CHECK(one.ok() && one->embedded == 1 && one->remaining == 1 && !one->rebuilt);
+    const auto rest = db.reembed();
+    CHECK(rest.embedded == 1 && rest.remaining == 0);
+    CHECK(db.embedding_status().pending == 0);
+}
+
 void test_full(const check::TempDir& dir) {
     auto o = check::test_options(dir.file("full.db"));
     o.max_db_bytes = 256 * 1024;
@@ -687,6 +909,10 @@ int main() {
     }
     test_move_semantics(dir.file("api.db"));
     test_full(dir);
+    const auto model = model_paths();
+    test_embedding_options(dir, model);  // before test_hybrid loads ONNX Runtime
+    test_embeddings_off(dir);
+    if (model) test_hybrid(dir, *model);
     std::puts("test_wrapper: OK");
     return 0;
 }

@@ -35,6 +35,8 @@ using ForgetOwned = COwned<rm_forget_result, rm_forget_result_free>;
 using UpdateOwned = COwned<rm_update_result, rm_update_result_free>;
 using SessionOwned = COwned<rm_session, rm_session_free>;
 using SummaryOwned = COwned<rm_session_summary, rm_session_summary_free>;
+using EmbeddingInfoOwned = COwned<rm_embedding_info, rm_embedding_info_free>;
+using LearnBatchOwned = COwned<rm_learn_batch_result, rm_learn_batch_result_free>;
 using StringOwned = COwned<char, rm_string_free>;
 
 inline std::string str(const char* p) { return p ? std::string(p) : std::string(); }
@@ -110,6 +112,29 @@ inline void copy_into(const rm_learn_result& r, LearnResult& o) {
     o.confidence = r.confidence;
     o.tags = str_list(r.tags, r.tag_count);
     o.scope_files = str_list(r.scope_files, r.scope_file_count);
+    o.has_embedding = r.has_embedding;
+}
+
+inline void copy_into(const rm_embedding_info& r, EmbeddingStatus& o) {
+    o.state = static_cast<EmbedState>(r.state);
+    o.model = opt_str(r.model);
+    o.dim = r.dim;
+    o.stored_model = opt_str(r.stored_model);
+    o.pending = r.pending;
+    o.kernel = str(r.kernel);
+    o.reason = str(r.reason);
+}
+
+/// One LearnResult per item, in item order (no JSON: the library renders the
+/// batch as a whole, not its items).
+inline void copy_into(const rm_learn_batch_result& r, std::vector<LearnResult>& o) {
+    o.clear();
+    if (!r.results) return;
+    o.reserve(r.count);
+    for (std::size_t i = 0; i < r.count; ++i) {
+        o.emplace_back();
+        copy_into(r.results[i], o.back());
+    }
 }
 
 inline void copy_into(const rm_recall_result& r, RecallResult& o) {

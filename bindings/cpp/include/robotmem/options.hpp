@@ -57,6 +57,28 @@ struct OpenOptions {
     /// with Status::Corrupt. Default false: damage is reported by the first read of it.
     std::optional<bool> verify;
 
+    // Embeddings (vector search fused with BM25). A missing or broken model or
+    // runtime never fails open(): the Db runs BM25 only and embedding_status() says why.
+
+    /// Use an embedding model when one is available. false: BM25 only whatever the
+    /// environment says. nullopt: true.
+    std::optional<bool> embeddings;
+    /// Model directory (model.onnx, tokenizer.json, robotmem-model.json). nullopt:
+    /// $ROBOTMEM_MODEL_DIR; unset too: no model (BM25 only).
+    std::optional<std::string> model_dir;
+    /// ONNX Runtime shared library (libonnxruntime.so.1.x). nullopt:
+    /// $ROBOTMEM_ORT_LIBRARY, else libonnxruntime.so next to librobotmem. The first
+    /// runtime loaded in a process serves every Db of the process.
+    std::optional<std::string> ort_library;
+    /// ONNX Runtime threads per model run, 1-64. nullopt: 2.
+    std::optional<std::uint32_t> embed_threads;
+    /// Texts per model run in learn_batch() and reembed(), 1-1024. nullopt: 32.
+    std::optional<std::uint32_t> embed_batch;
+    /// Cosine similarity above which a new fact with the same numbers, outcome and
+    /// words (up to inflection) as a stored one is its duplicate; above 1 turns the
+    /// cosine layer off. nullopt: 0.85.
+    std::optional<double> cosine_dedup;
+
     /// Options for a private in-memory database (path ":memory:"). May throw std::bad_alloc.
     static OpenOptions in_memory() { return file(":memory:"); }
     /// Options for the database file `path`. May throw std::bad_alloc.
@@ -80,6 +102,21 @@ struct LearnOptions {
     /// User tags, normalised by the library ("Robot Arm" -> "robot_arm"); at most
     /// 20 of 1-64 characters; kept when the memory is updated.
     std::vector<std::string> tags;
+};
+
+/// One experience of Db::learn_batch() (rm_learn_item): the insight and its options,
+/// as for Db::learn().
+struct LearnItem {
+    /// As Db::learn()'s insight (1-300 characters after trimming).
+    std::string insight;
+    /// As Db::learn()'s options.
+    LearnOptions opts;
+
+    LearnItem() = default;
+    /// An item, so a batch can be written {{"first insight"}, {"second", opts}}.
+    /// May throw std::bad_alloc.
+    LearnItem(std::string text, LearnOptions options = {})  // NOLINT: implicit on purpose
+        : insight(std::move(text)), opts(std::move(options)) {}
 };
 
 /// Comparison operator of a context_filter condition.

@@ -28,6 +28,12 @@
 //    freed before the call returns. Pass Json::Render to also get the library's
 //    JSON rendering of the same result (result.to_json()).
 //  - Thread-safety: see class Db.
+//
+// Embeddings: with a model (OpenOptions::model_dir / ort_library, or the
+// ROBOTMEM_MODEL_DIR / ROBOTMEM_ORT_LIBRARY environment) recall fuses BM25 with
+// vector similarity (RecallResult::mode); without one the Db runs BM25 only.
+// embedding_status() says which and why, reembed() embeds what was learned
+// without a model, learn_batch() stores many experiences in one commit.
 #ifndef ROBOTMEM_HPP
 #define ROBOTMEM_HPP
 
@@ -288,6 +294,58 @@ public:
         });
     }
 
+    /// Whether vector search works on this Db (rm_embedding_status): the state,
+    /// this Db's model and the model that made the stored vectors, how many
+    /// memories wait for a vector, the sqlite-vec kernel, and why the state is
+    /// not Ready (reason).
+    /// Throws Error: Closed, Io. Thread-safe.
+    EmbeddingStatus embedding_status(Json json = Json::Skip) const {
+        return detail::run<EmbeddingStatus>(
+            [&](EmbeddingStatus& out, detail::Failure& f) { return status_into(json, out, f); });
+    }
+    /// Non-throwing embedding_status(). Thread-safe, noexcept.
+    Result<EmbeddingStatus> try_embedding_status(Json json = Json::Skip) const noexcept {
+        return detail::try_run<EmbeddingStatus>(
+            [&](EmbeddingStatus& out, detail::Failure& f) { return status_into(json, out, f); });
+    }
+
+    /// Embeds active memories that have no vector of this Db's model (rm_reembed):
+    /// those learned while no model was available, or all of them after a model
+    /// change (the old vectors are dropped first; result.rebuilt). At most `limit`
+    /// per call (0: all), in short write transactions, so other threads and
+    /// processes keep working; call again while result.remaining > 0.
+    /// Throws Error: EmbeddingUnavailable (no model on this Db; see
+    /// embedding_status()), InvalidState (another process changed the model
+    /// meanwhile), Closed, Busy, Full, Io. Thread-safe.
+    ReembedResult reembed(std::size_t limit = 0) const {
+        return detail::run<ReembedResult>(
+            [&](ReembedResult& out, detail::Failure& f) { return reembed_into(limit, out, f); });
+    }
+    /// Non-throwing reembed(). Thread-safe, noexcept.
+    Result<ReembedResult> try_reembed(std::size_t limit = 0) const noexcept {
+        return detail::try_run<ReembedResult>(
+            [&](ReembedResult& out, detail::Failure& f) { return reembed_into(limit, out, f); });
+    }
+
+    /// Stores many experiences at once (rm_learn_batch): every item is validated
+    /// first, the texts are embedded in batches, and all items are written in one
+    /// transaction (one commit). Each item is deduplicated as by learn() against
+    /// the database and the items before it. Returns one LearnResult per item, in
+    /// item order (without JSON: use learn() for a result's JSON).
+    /// Throws Error: as learn(); for a bad item (or a NUL byte in one of its
+    /// strings) InvalidArgument with a message starting "items[<index>]: ", and
+    /// nothing is stored; InvalidArgument for more than RM_MAX_BATCH (10000) items.
+    /// Thread-safe.
+    std::vector<LearnResult> learn_batch(const std::vector<LearnItem>& items) const {
+        return detail::run<std::vector<LearnResult>>(
+            [&](std::vector<LearnResult>& out, detail::Failure& f) { return batch_into(items, out, f); });
+    }
+    /// Non-throwing learn_batch(). Thread-safe, noexcept.
+    Result<std::vector<LearnResult>> try_learn_batch(const std::vector<LearnItem>& items) const noexcept {
+        return detail::try_run<std::vector<LearnResult>>(
+            [&](std::vector<LearnResult>& out, detail::Failure& f) { return batch_into(items, out, f); });
+    }
+
 private:
     // Each *_into function fills `out` and returns true, or records the failure
     // in `f` and returns false. They throw std::bad_alloc only.
@@ -320,6 +378,18 @@ private:
         if (o.preload) c.preload = *o.preload;
         if (o.max_db_bytes) c.max_db_bytes = *o.max_db_bytes;
         if (o.verify) c.verify = *o.verify;
+        if (o.embeddings) c.embeddings = *o.embeddings;
+        if (o.model_dir) {
+            if (!detail::check_no_nul(*o.model_dir, "opts.model_dir", f)) return false;
+            c.model_dir = o.model_dir->c_str();
+        }
+        if (o.ort_library) {
+            if (!detail::check_no_nul(*o.ort_library, "opts.ort_library", f)) return false;
+            c.ort_library = o.ort_library->c_str();
+        }
+        if (o.embed_threads) c.embed_threads = *o.embed_threads;
+        if (o.embed_batch) c.embed_batch = *o.embed_batch;
+        if (o.cosine_dedup) c.cosine_dedup = *o.cosine_dedup;
         rm_db* h = nullptr;
         const rm_status st = rm_open(&c, &h);
         if (st != RM_OK) return f.from_c(st);
@@ -476,6 +546,76 @@ private:
         if (st != RM_OK) return f.from_c(st);
         const detail::SummaryOwned owned(raw);
         return detail::finish(raw, rm_session_summary_json, json, out, f);
+    }
+
+    bool status_into(Json json, EmbeddingStatus& out, detail::Failure& f) const {
+        rm_db* db = live(f);
+        if (!db) return false;
+        rm_embedding_info* raw = nullptr;
+        const rm_status st = rm_embedding_status(db, &raw);
+        if (st != RM_OK) return f.from_c(st);
+        const detail::EmbeddingInfoOwned owned(raw);
+        return detail::finish(raw, rm_embedding_info_json, json, out, f);
+    }
+
+    bool reembed_into(std::size_t limit, ReembedResult& out, detail::Failure& f) const {
+        rm_db* db = live(f);
+        if (!db) return false;
+        rm_reembed_result raw{};
+        const rm_status st = rm_reembed(db, limit, &raw);
+        if (st != RM_OK) return f.from_c(st);
+        out.embedded = raw.embedded;
+        out.remaining = raw.remaining;
+        out.rebuilt = raw.rebuilt;
+        return true;
+    }
+
+    bool batch_into(const std::vector<LearnItem>& items, std::vector<LearnResult>& out, detail::Failure& f) const {
+        rm_db* db = live(f);
+        if (!db) return false;
+        const std::size_t n = items.size();
+        if (n > RM_MAX_BATCH)
+            return f.set(Status::InvalidArgument,
+                         "items: " + std::to_string(n) + " items exceed RM_MAX_BATCH (" +
+                             std::to_string(RM_MAX_BATCH) + ")");
+        // The C items point into these vectors and into `items` (whose strings are
+        // already NUL-terminated: nothing is copied); none of them reallocates below.
+        std::vector<rm_learn_options> opts(n);
+        std::vector<rm_learn_item> c(n);
+        std::size_t tag_total = 0;
+        for (const LearnItem& it : items) tag_total += it.opts.tags.size();
+        std::vector<const char*> tags;
+        tags.reserve(tag_total);
+        for (std::size_t i = 0; i < n; ++i) {
+            const LearnItem& it = items[i];
+            rm_learn_options& o = opts[i];
+            rm_learn_options_init(&o);
+            if (!detail::check_item_no_nul(i, it.insight, "insight", f) ||
+                !detail::check_item_no_nul(i, it.opts.context, "opts.context", f) ||
+                !detail::check_item_no_nul(i, it.opts.collection, "opts.collection", f) ||
+                !detail::check_item_no_nul(i, it.opts.session_id, "opts.session_id", f))
+                return false;
+            o.context = it.opts.context.empty() ? nullptr : it.opts.context.c_str();
+            o.collection = it.opts.collection.empty() ? nullptr : it.opts.collection.c_str();
+            o.session_id = it.opts.session_id.empty() ? nullptr : it.opts.session_id.c_str();
+            const std::size_t first = tags.size();
+            for (std::size_t t = 0; t < it.opts.tags.size(); ++t) {
+                if (it.opts.tags[t].find('\0') != std::string::npos &&
+                    !detail::check_item_no_nul(i, it.opts.tags[t], ("opts.tags[" + std::to_string(t) + "]").c_str(), f))
+                    return false;
+                tags.push_back(it.opts.tags[t].c_str());
+            }
+            o.tag_count = it.opts.tags.size();
+            o.tags = o.tag_count ? tags.data() + first : nullptr;
+            c[i].insight = it.insight.c_str();  // "" stays "": the library names the blank item
+            c[i].opts = &o;
+        }
+        rm_learn_batch_result* raw = nullptr;
+        const rm_status st = rm_learn_batch(db, n ? c.data() : nullptr, n, &raw);
+        if (st != RM_OK) return f.from_c(st);
+        const detail::LearnBatchOwned owned(raw);
+        detail::copy_into(*raw, out);
+        return true;
     }
 
     std::atomic<rm_db*> db_{nullptr};

@@ -12,6 +12,7 @@
 
 #include <robotmem.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -62,9 +63,16 @@ enum class PerceptionType : std::int32_t {
 /// Which ranked lists produced a recall (rm_search_mode).
 enum class SearchMode : std::int32_t {
     Hybrid = RM_MODE_HYBRID,      ///< BM25 and vector lists fused with RRF
-    Bm25Only = RM_MODE_BM25_ONLY, ///< BM25 only (today's engine)
-    VecOnly = RM_MODE_VEC_ONLY,   ///< vector only
+    Bm25Only = RM_MODE_BM25_ONLY, ///< BM25 only (no embedding model, or no vector results)
+    VecOnly = RM_MODE_VEC_ONLY,   ///< vector only (no BM25 results)
     Scan = RM_MODE_SCAN,          ///< no searchable word in the query: newest matching memories
+};
+
+/// Whether vector search works on a Db (rm_embed_state).
+enum class EmbedState : std::int32_t {
+    Ready = RM_EMBED_READY,                  ///< model loaded, stored vectors are its own: hybrid recall
+    Unavailable = RM_EMBED_UNAVAILABLE,      ///< no model or ONNX Runtime: BM25 only (see reason)
+    ModelMismatch = RM_EMBED_MODEL_MISMATCH, ///< stored vectors from another model: BM25 only until reembed()
 };
 
 /// Whether a Db call also renders its result as JSON (with the library's
@@ -132,6 +140,16 @@ inline const char* to_string(SearchMode v) noexcept {
     }
     return "unknown";
 }
+/// See to_string(Durability): "ready", "unavailable", "model_mismatch" (as in the
+/// library's JSON).
+inline const char* to_string(EmbedState v) noexcept {
+    switch (v) {
+    case EmbedState::Ready: return "ready";
+    case EmbedState::Unavailable: return "unavailable";
+    case EmbedState::ModelMismatch: return "model_mismatch";
+    }
+    return "unknown";
+}
 
 /// Base of every result: the optional JSON rendering. `json` is set only when
 /// the call was made with Json::Render; it is exactly the text of the library's
@@ -158,6 +176,9 @@ struct LearnResult : JsonRendering {
     double confidence = 0.0;     ///< estimated confidence, 0.80-0.95
     std::vector<std::string> tags;        ///< automatic tags followed by the user tags
     std::vector<std::string> scope_files;
+    /// Whether the memory got its vector (false without a usable model, for texts
+    /// the model cannot represent, and for duplicates; Db::reembed() embeds later).
+    bool has_embedding = false;
 };
 
 /// A memory (rm_memory): every field copied out of the C struct.
@@ -238,6 +259,24 @@ struct Session : JsonRendering {
     std::string session_id;  ///< UUID (36 characters): pass it to learn / recall / end_session
     std::string collection;
     std::int64_t active_memories_count = 0;  ///< active memories in the collection at the start
+};
+
+/// Result of Db::embedding_status() (rm_embedding_info).
+struct EmbeddingStatus : JsonRendering {
+    EmbedState state = EmbedState::Unavailable;
+    std::optional<std::string> model;        ///< this Db's model as "name/dim/hash"; nullopt when none is loaded
+    std::size_t dim = 0;                     ///< vector dimension of this Db's model; 0 when none
+    std::optional<std::string> stored_model; ///< model stamp of the vectors in the file; nullopt when none yet
+    std::int64_t pending = 0;                ///< active memories without a vector (Db::reembed() embeds them)
+    std::string kernel;                      ///< sqlite-vec kernel in use: "avx", "neon" or "portable"
+    std::string reason;                      ///< why state is not Ready ("" when it is)
+};
+
+/// Result of Db::reembed() (rm_reembed_result).
+struct ReembedResult {
+    std::int64_t embedded = 0;   ///< memories embedded by this call
+    std::int64_t remaining = 0;  ///< active memories still without a vector (call again while > 0)
+    bool rebuilt = false;        ///< this call dropped another model's vectors to rebuild them
 };
 
 /// Result of Db::end_session() (rm_session_summary).
