@@ -25,3 +25,6 @@ bash scripts/sanitize-test.sh
 
 echo "== colcon: library package + ament_cmake consumer (colcon build/test)"
 bash scripts/colcon-test.sh
+
+echo "== ROS 2: robotmem_msgs (rosidl, Jazzy PyPI wheels) + robotmem_ros node logic + rclpy loopback smoke"
+bash scripts/ros2-interfaces.sh
