@@ -31,9 +31,9 @@
 #include <stdint.h>
 
 #define RM_VERSION_MAJOR 0
-#define RM_VERSION_MINOR 1
+#define RM_VERSION_MINOR 2
 #define RM_VERSION_PATCH 0
-#define RM_VERSION_STRING "0.1.0"
+#define RM_VERSION_STRING "0.2.0"
 
 
 // Largest batch accepted by rm_learn_batch().
