@@ -5,6 +5,7 @@
 //!     cargo bench --bench workload                      # 10,000 memories, 200 recalls
 //!     cargo bench --bench workload -- --memories 1000 --recalls 50
 //!     cargo bench --bench workload -- --memories 100000 --durability normal
+//!     cargo bench --bench workload -- --embedding       # embedding targets, see workload/embedding.rs
 //!
 //! Plain std::time::Instant timing of every call, peak RSS from
 //! /proc/self/status (VmHWM). Prints a plain-text report and, last, one JSON line
@@ -12,6 +13,8 @@
 
 #[path = "workload/corpus.rs"]
 mod corpus;
+#[path = "workload/embedding.rs"]
+mod embedding;
 #[path = "workload/stats.rs"]
 mod stats;
 
@@ -51,7 +54,8 @@ const USAGE: &str = "usage: cargo bench --bench workload -- [--memories N] [--re
   --dir DIR        where the temporary database directory is made (default: cargo's
                    target/tmp, i.e. the same disk as the build; not /tmp, which may be tmpfs)
   --keep           keep the database files (their path is printed)
-  --seed N         corpus and query seed (default fixed)";
+  --seed N         corpus and query seed (default fixed)
+  --embedding      the embedding benchmark instead (its own options: --embedding --help)";
 
 fn parse_args() -> Result<Args, String> {
     let mut a = Args {
@@ -137,6 +141,9 @@ fn window(n: usize) -> usize {
 }
 
 fn main() {
+    if std::env::args().skip(1).any(|a| a == "--embedding") {
+        return embedding::main();
+    }
     let args = parse_args().unwrap_or_else(|e| {
         eprintln!("workload: {e}\n{USAGE}");
         std::process::exit(2);
