@@ -3,29 +3,30 @@
 # Everything comes from Debian's packages; Rust comes from the machine's toolchain.
 set -euo pipefail
 
-need=()
-for tool in cmake pkg-config cc c++ make valgrind; do
-    command -v "$tool" >/dev/null 2>&1 || need+=("$tool")
+# Installs the Debian packages among "$@" that are not installed yet (one apt run).
+apt_install_missing() {
+    local missing=() p sudo=""
+    for p in "$@"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+    done
+    ((${#missing[@]})) || return 0
+    command -v apt-get >/dev/null || { echo "bootstrap: no apt-get to install ${missing[*]}" >&2; return 1; }
+    echo "bootstrap: installing ${missing[*]} from Debian"
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+pkgs=()
+for tool in cmake:cmake pkg-config:pkg-config cc:gcc c++:g++ make:make valgrind:valgrind; do
+    command -v "${tool%%:*}" >/dev/null 2>&1 || pkgs+=("${tool#*:}")
 done
 # scripts/fetch-model.sh needs Python 3 with pip and venv (Debian splits them out).
-py_pkgs=()
-command -v python3 >/dev/null 2>&1 || py_pkgs+=(python3)
-python3 -m pip --version >/dev/null 2>&1 || py_pkgs+=(python3-pip)
-python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || py_pkgs+=(python3-venv)
-if ((${#need[@]} + ${#py_pkgs[@]})); then
-    pkgs=("${py_pkgs[@]}")
-    for t in "${need[@]}"; do
-        case "$t" in
-            cc) pkgs+=(gcc) ;;
-            c++) pkgs+=(g++) ;;
-            *) pkgs+=("$t") ;;
-        esac
-    done
-    echo "bootstrap: installing ${pkgs[*]} from Debian"
-    SUDO=""
-    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-    $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
+command -v python3 >/dev/null 2>&1 || pkgs+=(python3)
+python3 -m pip --version >/dev/null 2>&1 || pkgs+=(python3-pip)
+python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || pkgs+=(python3-venv)
+if ((${#pkgs[@]})); then
+    apt_install_missing "${pkgs[@]}"
 fi
 
 if ! command -v cargo >/dev/null 2>&1; then

@@ -37,18 +37,7 @@ if [ -n "${ROS_DISTRO:-}" ]; then
   step "ROS 2 ${ROS_DISTRO} environment: using its colcon and ament"
   command -v colcon >/dev/null || fail "ROS_DISTRO=${ROS_DISTRO} but no colcon on PATH (apt install python3-colcon-common-extensions)"
 else
-  missing=()
-  for p in "${debs[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-  done
-  if ((${#missing[@]})); then
-    step "installing ${missing[*]} from Debian"
-    command -v apt-get >/dev/null || fail "no apt-get: install colcon and ament_cmake yourself, or source a ROS 2 setup.bash"
-    SUDO=""
-    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-    $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  fi
+  apt_install_missing "${debs[@]}" || fail "install colcon and ament_cmake yourself, or source a ROS 2 setup.bash"
   # Debian's ament runs on Debian's Python (/usr/bin/python3 has ament_package);
   # another python3 earlier on PATH (pyenv, a venv) would be picked by CMake.
   export PATH="/usr/bin:$PATH"

@@ -34,8 +34,6 @@ unset LD_LIBRARY_PATH PYTHONPATH
 export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc 2>/dev/null || echo 2)}
 step() { printf '\n=== %s\n' "$*"; }
 fail() { echo "ros2-interfaces: $*" >&2; exit 1; }
-SUDO=""
-[ "$(id -u)" -eq 0 ] || SUDO="sudo"
 
 source scripts/bootstrap.sh # cmake, a C and a C++ compiler, cargo on PATH
 
@@ -54,15 +52,7 @@ else
   debs=(colcon python3-colcon-core python3-colcon-ros python3-colcon-cmake python3-colcon-bash
         python3-colcon-output python3-colcon-test-result python3-colcon-package-information
         python3-colcon-package-selection python3-colcon-library-path python3-venv python3-dev libgtest-dev)
-  missing=()
-  for p in "${debs[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-  done
-  if ((${#missing[@]})); then
-    step "installing ${missing[*]} from Debian"
-    $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  fi
+  apt_install_missing "${debs[@]}" || fail "cannot install ${debs[*]}"
   [ -x /usr/bin/python3 ] || fail "no /usr/bin/python3"
   pyver=$(/usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
   [ "$pyver" = 3.11 ] || fail "the Jazzy wheels are cp311; /usr/bin/python3 is $pyver"

@@ -174,15 +174,10 @@ pub fn near(conn: &Connection, collection: &str, terms: &Terms, exclude: Option<
         }
     };
     if !sig.is_empty() {
-        let mut st = conn.prepare_cached(
-            "SELECT id, terms FROM memories INDEXED BY idx_mem_dedup
-             WHERE collection = ?1 AND numbers_sig = ?2 AND term_count BETWEEN ?3 AND ?4
-               AND status = 'active' AND type = 'fact' AND id != ?5",
-        )?;
-        let mut rows = st.query(params![collection, sig, lo, hi, exclude])?;
-        while let Some(r) = rows.next()? {
-            consider(r.get(0)?, r.get(1)?);
-        }
+        facts_with_numbers(conn, collection, &sig, (lo, hi), exclude, |id, t| {
+            consider(id, t);
+            Ok(())
+        })?;
         return Ok(best);
     }
     // Any candidate holds more than 70 % of these words, so at least one of any
@@ -203,12 +198,34 @@ pub fn near(conn: &Connection, collection: &str, terms: &Terms, exclude: Option<
     Ok(best)
 }
 
-/// Neighbours examined by the cosine layer.
+/// Active facts of `collection` whose numbers signature is `sig` (indexed) and
+/// whose word count is within `counts`: `f(id, stored terms)`.
+fn facts_with_numbers(
+    conn: &Connection,
+    collection: &str,
+    sig: &str,
+    counts: (i64, i64),
+    exclude: i64,
+    mut f: impl FnMut(i64, String) -> Result<()>,
+) -> Result<()> {
+    let mut st = conn.prepare_cached(
+        "SELECT id, terms FROM memories INDEXED BY idx_mem_dedup
+         WHERE collection = ?1 AND numbers_sig = ?2 AND term_count BETWEEN ?3 AND ?4
+           AND status = 'active' AND type = 'fact' AND id != ?5",
+    )?;
+    let mut rows = st.query(params![collection, sig, counts.0, counts.1, exclude])?;
+    while let Some(r) = rows.next()? {
+        f(r.get(0)?, r.get(1)?)?;
+    }
+    Ok(())
+}
+
+/// Neighbours examined by the cosine layer for texts without numbers.
 const COSINE_NEIGHBOURS: usize = 8;
 
-/// Cosine layer over active facts of the collection: the nearest stored vector
-/// above `threshold` whose memory states the same numbers and outcome with the
-/// same words up to inflection, in the same order.
+/// Cosine layer over active facts of the collection: the most similar stored
+/// vector above `threshold` whose memory states the same numbers and outcome with
+/// the same words up to inflection, in the same order.
 ///
 /// Cosine alone is not evidence of the same fact: with all-MiniLM-L6-v2, "pick up
 /// the red cup" / "pick up the blue cup" score 0.905 and "pulling the handle
@@ -216,6 +233,11 @@ const COSINE_NEIGHBOURS: usize = 8;
 /// would lose a memory. So the layer catches rewordings the word layer misses
 /// (inflections and function words: "Gripper slipped on wet cups" / "the gripper
 /// slips on a wet cup"), never a substituted word.
+///
+/// Only a memory with the same numbers can qualify, so a text with numbers looks
+/// its candidates up in the numbers index and compares vectors of those that pass
+/// the word guard (no vector scan on the learn path); a text without numbers asks
+/// sqlite-vec for its nearest neighbours.
 pub fn cosine(
     conn: &Connection,
     collection: &str,
@@ -227,6 +249,29 @@ pub fn cosine(
     if threshold > 1.0 {
         return Ok(None);
     }
+    let exclude = exclude.unwrap_or(0);
+    let sig = terms.signature();
+    let qualifies = |t: &str, n: &str| {
+        let other = Terms::from_stored(t, n);
+        terms.same_facts(&other) && terms.rewording_of(&other)
+    };
+    let mut best: Option<Duplicate> = None;
+    let mut offer = |id: i64, similarity: f64| {
+        if similarity > threshold && best.is_none_or(|b| similarity > b.similarity) {
+            best = Some(Duplicate { existing_id: id, method: DupMethod::Cosine, similarity });
+        }
+    };
+    if !sig.is_empty() {
+        facts_with_numbers(conn, collection, &sig, (0, i64::MAX), exclude, |id, t| {
+            if qualifies(&t, &sig) {
+                if let Some(v) = vectors::get(conn, id)? {
+                    offer(id, crate::embed::cosine(vector, &v) as f64);
+                }
+            }
+            Ok(())
+        })?;
+        return Ok(best);
+    }
     let mut facts = conn.prepare_cached(
         "SELECT terms, numbers_sig FROM memories WHERE id = ?1 AND status = 'active' AND type = 'fact' AND id != ?2",
     )?;
@@ -236,15 +281,13 @@ pub fn cosine(
             break;
         }
         let row: Option<(String, String)> =
-            facts.query_row(params![id, exclude.unwrap_or(0)], |r| Ok((r.get(0)?, r.get(1)?))).optional()?;
-        if let Some((t, n)) = row {
-            let other = Terms::from_stored(&t, &n);
-            if terms.same_facts(&other) && terms.rewording_of(&other) {
-                return Ok(Some(Duplicate { existing_id: id, method: DupMethod::Cosine, similarity }));
-            }
+            facts.query_row(params![id, exclude], |r| Ok((r.get(0)?, r.get(1)?))).optional()?;
+        if row.is_some_and(|(t, n)| qualifies(&t, &n)) {
+            offer(id, similarity);
+            break;
         }
     }
-    Ok(None)
+    Ok(best)
 }
 
 #[cfg(test)]

@@ -139,6 +139,12 @@ fn cosine_layer_catches_rewordings_not_different_facts() {
     let dup = b.duplicate.expect("an inflected rewording is the same fact");
     assert_eq!((dup.existing_id, dup.method), (a.memory_id, DupMethod::Cosine));
     assert!(dup.similarity > 0.85);
+    // With numbers the candidates come from the numbers index, not a vector scan.
+    let c = learn(&db, "Gripper slipped on wet cups at 12.5N in the lab");
+    let d = learn(&db, "the gripper slipped on a wet cup at 12.5N in lab");
+    let dup = d.duplicate.expect("an inflected rewording with the same numbers is the same fact");
+    assert_eq!((dup.existing_id, dup.method), (c.memory_id, DupMethod::Cosine));
+    assert!(learn(&db, "the gripper slipped on a wet cup at 15N in lab").duplicate.is_none(), "other numbers");
     // Cosine > 0.85 but different facts (0.905 and 0.972 with this model): both kept.
     for (x, y) in [
         ("pick up the red cup with the left arm", "pick up the blue cup with the left arm"),
