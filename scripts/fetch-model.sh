@@ -327,6 +327,17 @@ tokenizer.json  $TOK_PKG==$TOK_PKG_VERSION  ($TOK_WHEEL, sha256 $TOK_WHEEL_SHA)
                 do not pad single sentences, as scripts/reference-embeddings.py does.
 EOF
 
+# outdated OUT INPUT...: true when OUT is missing or older than any INPUT.
+outdated() {
+  local out=$1 input
+  shift
+  [ -f "$out" ] || return 0
+  for input in "$@"; do
+    [ "$input" -nt "$out" ] && return 0
+  done
+  return 1
+}
+
 # ---------------------------------------------------------------- reference
 if [ "${ROBOTMEM_SKIP_REFERENCE:-0}" = 1 ]; then
   step "reference embeddings skipped (ROBOTMEM_SKIP_REFERENCE=1)"
@@ -335,16 +346,8 @@ else
   ensure_venv "$venv" "$requirements"
 
   step "reference embeddings"
-  stale=
-  if [ ! -f "$reference_out" ]; then
-    stale=1
-  else
-    for input in "$model_dir/model.onnx" "$model_dir/tokenizer.json" "$model_dir/robotmem-model.json" \
-      "$sentences" "$reference_script" "$requirements" "$venv/.robotmem-stamp"; do
-      if [ "$input" -nt "$reference_out" ]; then stale=1; fi
-    done
-  fi
-  if [ -n "$stale" ]; then
+  if outdated "$reference_out" "$model_dir/model.onnx" "$model_dir/tokenizer.json" \
+    "$model_dir/robotmem-model.json" "$sentences" "$reference_script" "$requirements" "$venv/.robotmem-stamp"; then
     "$venv/bin/python" "$reference_script" --model-dir "$model_dir" \
       --sentences "$sentences" --out "$reference_out"
   else
@@ -440,16 +443,9 @@ EOF
     step "multilingual reference embeddings skipped (ROBOTMEM_SKIP_REFERENCE=1)"
   else
     step "multilingual reference embeddings"
-    stale=
-    if [ ! -f "$use_reference_out" ]; then
-      stale=1
-    else
-      for input in "$use_dir/model.onnx" "$use_dir/sentencepiece.model" "$use_dir/robotmem-model.json" \
-        "$sentences" "$convert_script" "$convert_requirements" "$convert_venv/.robotmem-stamp"; do
-        if [ "$input" -nt "$use_reference_out" ]; then stale=1; fi
-      done
-    fi
-    if [ -n "$stale" ]; then
+    if outdated "$use_reference_out" "$use_dir/model.onnx" "$use_dir/sentencepiece.model" \
+      "$use_dir/robotmem-model.json" "$sentences" "$convert_script" "$convert_requirements" \
+      "$convert_venv/.robotmem-stamp"; then
       ensure_venv "$convert_venv" "$convert_requirements"
       "$convert_venv/bin/python" "$convert_script" reference --model-dir "$use_dir" \
         --sentences "$sentences" --out "$use_reference_out"

@@ -59,21 +59,22 @@ pub fn run(conn: &Connection, index: &TextIndex, plan: &Plan, query: &[f32]) -> 
         (true, false) => SearchMode::VecOnly,
         _ => SearchMode::Hybrid,
     };
-    let mut fused: HashMap<i64, Ranked> = HashMap::new();
-    let mut real: HashMap<i64, bool> = HashMap::new();
+    // id → (fused entry, real-world)
+    let mut fused: HashMap<i64, (Ranked, bool)> = HashMap::new();
     for list in [&by_words, &by_vector] {
         for (rank, e) in list.iter().enumerate() {
-            let r = fused.entry(e.id).or_insert(Ranked { id: e.id, score: 0.0, bm25: None, distance: e.distance });
+            let (r, _) = fused
+                .entry(e.id)
+                .or_insert((Ranked { id: e.id, score: 0.0, bm25: None, distance: e.distance }, e.is_real));
             r.score += rrf(plan.rrf_k, rank);
             r.bm25 = r.bm25.or(e.bm25);
-            real.insert(e.id, e.is_real);
         }
     }
     let spatial = plan.spatial.is_some();
     let mut out: Vec<Ranked> = fused
         .into_values()
-        .map(|mut r| {
-            if real[&r.id] {
+        .map(|(mut r, real)| {
+            if real {
                 r.score *= REAL_WORLD_BOOST;
             }
             r
