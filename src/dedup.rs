@@ -22,6 +22,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use sha2::{Digest, Sha256};
 
 use crate::error::Result;
+use crate::search::vindex::Nearest;
 use crate::store::{memory, vectors};
 use crate::text;
 use crate::types::{DupMethod, Duplicate};
@@ -237,15 +238,10 @@ const COSINE_NEIGHBOURS: usize = 8;
 /// Only a memory with the same numbers can qualify, so a text with numbers looks
 /// its candidates up in the numbers index and compares vectors of those that pass
 /// the word guard (no vector scan on the learn path); a text without numbers asks
-/// sqlite-vec for its nearest neighbours.
-pub fn cosine(
-    conn: &Connection,
-    collection: &str,
-    vector: &[f32],
-    terms: &Terms,
-    threshold: f64,
-    exclude: Option<i64>,
-) -> Result<Option<Duplicate>> {
+/// the vector index for its nearest neighbours. The caller synced `vindex` in this
+/// transaction before its own writes (see [`crate::search::vindex`]); if it holds
+/// no vectors of `model`, sqlite-vec answers instead.
+pub fn cosine(conn: &Connection, near: &Nearest, vector: &[f32], terms: &Terms, threshold: f64, exclude: Option<i64>) -> Result<Option<Duplicate>> {
     if threshold > 1.0 {
         return Ok(None);
     }
@@ -261,10 +257,12 @@ pub fn cosine(
             best = Some(Duplicate { existing_id: id, method: DupMethod::Cosine, similarity });
         }
     };
+    let loaded = near.index.holds(near.model);
     if !sig.is_empty() {
-        facts_with_numbers(conn, collection, &sig, (0, i64::MAX), exclude, |id, t| {
+        facts_with_numbers(conn, near.collection, &sig, (0, i64::MAX), exclude, |id, t| {
             if qualifies(&t, &sig) {
-                if let Some(v) = vectors::get(conn, id)? {
+                let v = if loaded { near.index.vector(id) } else { vectors::get(conn, id)? };
+                if let Some(v) = v {
                     offer(id, crate::embed::cosine(vector, &v) as f64);
                 }
             }
@@ -275,8 +273,14 @@ pub fn cosine(
     let mut facts = conn.prepare_cached(
         "SELECT terms, numbers_sig FROM memories WHERE id = ?1 AND status = 'active' AND type = 'fact' AND id != ?2",
     )?;
-    for (id, distance) in vectors::knn(conn, collection, vector, COSINE_NEIGHBOURS)? {
-        let similarity = vectors::cosine_from_l2(distance);
+    let neighbours: Vec<(i64, f64)> = match near.index.nearest(near.model, near.collection, vector, COSINE_NEIGHBOURS) {
+        Some(n) => n.into_iter().map(|(cos, id)| (id, cos as f64)).collect(),
+        None => vectors::knn(conn, near.collection, vector, COSINE_NEIGHBOURS)?
+            .into_iter()
+            .map(|(id, d)| (id, vectors::cosine_from_l2(d)))
+            .collect(),
+    };
+    for (id, similarity) in neighbours {
         if similarity <= threshold {
             break;
         }

@@ -140,6 +140,13 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+impl From<rusqlite::types::FromSqlError> for Error {
+    /// A column of an unexpected type: the file is not what this version wrote.
+    fn from(e: rusqlite::types::FromSqlError) -> Self {
+        Error::new(Status::Corrupt, format!("unexpected column type: {e}"))
+    }
+}
+
 impl From<rusqlite::Error> for Error {
     fn from(e: rusqlite::Error) -> Self {
         use rusqlite::ffi::ErrorCode as C;

@@ -3,7 +3,7 @@
 
 use rusqlite::Connection;
 
-use super::{learn_outcome, store_embedding, Db, DraftRequest};
+use super::{learn_outcome, Db, DraftRequest};
 use crate::embed::{Embedder, Embedding, TextKind};
 use crate::error::{Error, Result, Status};
 use crate::limits::{self, MAX_CONTENT_CHARS};
@@ -16,6 +16,33 @@ impl Db {
     pub(super) fn vectors_ready(&self, conn: &Connection) -> Result<bool> {
         match &self.embedder {
             Some(e) => vectors::matches(conn, e.stamp()),
+            None => Ok(false),
+        }
+    }
+
+    /// Brings the vector index up to date when the stored vectors are this
+    /// handle's model's; returns whether they are. In a write transaction, call it
+    /// before the transaction's own writes (the index must hold committed state).
+    pub(super) fn sync_vectors(&self, conn: &Connection) -> Result<bool> {
+        match &self.embedder {
+            Some(e) if vectors::matches(conn, e.stamp())? => {
+                self.vindex.sync(conn, e.stamp())?;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// Stores a memory's embedding (a vector, or the mark that the model cannot
+    /// represent its text); returns whether it got a vector.
+    pub(super) fn store_embedding(&self, tx: &Connection, id: i64, collection: &str, e: Option<&Embedding>) -> Result<bool> {
+        match e {
+            Some(Embedding::Vector(v)) => {
+                let rev = vectors::put(tx, id, collection, v)?;
+                self.vindex.stage(id, rev, collection, v);
+                Ok(true)
+            }
+            Some(Embedding::Unrepresentable) => vectors::mark_unrepresentable(tx, id).map(|_| false),
             None => Ok(false),
         }
     }
@@ -107,7 +134,7 @@ impl Db {
                     // Skip a memory changed or forgotten since it was read.
                     if let Some(m) = crate::store::memory::get(tx, *id)? {
                         if m.status == MemoryStatus::Active && m.content == *text {
-                            store_embedding(tx, *id, &m.collection, Some(v))?;
+                            self.store_embedding(tx, *id, &m.collection, Some(v))?;
                             n += 1;
                         }
                     }
@@ -142,6 +169,7 @@ impl Db {
             d.vector = v;
         }
         let stored = self.write(|tx| {
+            self.sync_vectors(tx)?;
             drafts
                 .iter()
                 .map(|d| self.store_draft_in(tx, d, &|tx, d, v| self.find_fact_duplicate(tx, d, v)))

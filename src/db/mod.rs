@@ -69,6 +69,7 @@ struct Stored {
 pub struct Db {
     store: Store,
     index: search::index::TextIndex,
+    vindex: search::vindex::VectorIndex,
     opts: OpenOptions,
     touches: Mutex<Touches>,
     embedder: Option<Box<dyn Embedder>>,
@@ -121,6 +122,7 @@ impl Db {
             opts,
             touches: Mutex::new(HashMap::new()),
             index: Default::default(),
+            vindex: Default::default(),
             embedder,
             embed_note,
         };
@@ -138,9 +140,11 @@ impl Db {
     fn write<T>(&self, mut f: impl FnMut(&Connection) -> Result<T>) -> Result<T> {
         let pending = std::mem::take(&mut *self.touches.lock());
         let result = self.store.write(|tx| {
+            self.vindex.finish(false); // a retried attempt starts with nothing staged
             apply_touches(tx, &pending)?;
             f(tx)
         });
+        self.vindex.finish(result.is_ok());
         if result.is_err() {
             self.requeue(pending);
         }
@@ -207,7 +211,10 @@ impl Db {
         d: &Draft,
         find_dup: impl Fn(&Connection, &Draft, bool) -> Result<Option<Duplicate>>,
     ) -> Result<Stored> {
-        self.write(|tx| self.store_draft_in(tx, d, &find_dup))
+        self.write(|tx| {
+            self.sync_vectors(tx)?;
+            self.store_draft_in(tx, d, &find_dup)
+        })
     }
 
     /// [`Db::store_draft`] inside the caller's write transaction. `find_dup` is told
@@ -248,7 +255,7 @@ impl Db {
             let id = memory::insert(tx, &new)?;
             memory::set_auto_tags(tx, id, &d.cls.tags)?;
             memory::add_user_tags(tx, id, &d.user_tags)?;
-            let embedded = vec_ok && store_embedding(tx, id, d.collection, d.vector.as_ref())?;
+            let embedded = vec_ok && self.store_embedding(tx, id, d.collection, d.vector.as_ref())?;
             Ok(Stored { id, duplicate: None, embedded })
         }
     }
@@ -278,7 +285,11 @@ impl Db {
             return Ok(Some(x));
         }
         match (d.vector.as_ref().and_then(Embedding::vector), vec_ok) {
-            (Some(v), true) => dedup::cosine(tx, d.collection, v, &d.terms, self.opts.cosine_dedup, None),
+            (Some(v), true) => {
+                let model = self.embedder.as_ref().expect("vectors are ready").stamp();
+                let near = search::vindex::Nearest { index: &self.vindex, model, collection: d.collection };
+                dedup::cosine(tx, &near, v, &d.terms, self.opts.cosine_dedup, None)
+            }
             _ => Ok(None),
         }
     }
@@ -360,7 +371,11 @@ impl Db {
 
     fn hits(&self, conn: &Connection, plan: &search::Plan, query: Option<&[f32]>) -> Result<(Vec<Hit>, SearchMode)> {
         let (ranked, mode) = match query {
-            Some(q) if self.vectors_ready(conn)? => search::hybrid::run(conn, &self.index, plan, q)?,
+            Some(q) if self.sync_vectors(conn)? => {
+                let model = self.embedder.as_ref().expect("vectors are ready").stamp();
+                let near = search::vindex::Nearest { index: &self.vindex, model, collection: plan.collection };
+                search::hybrid::run(conn, &self.index, &near, plan, q)?
+            }
             _ => search::run(conn, &self.index, plan)?,
         };
         let mut hits = Vec::with_capacity(ranked.len());
@@ -508,7 +523,7 @@ impl Db {
             memory::index(tx, id, content, &cls.scope)?;
             memory::set_auto_tags(tx, id, &cls.tags)?;
             if self.vectors_ready(tx)? {
-                store_embedding(tx, id, &old.collection, vector.as_ref())?;
+                self.store_embedding(tx, id, &old.collection, vector.as_ref())?;
             }
             Ok(UpdateOutcome {
                 memory_id: id,
@@ -581,16 +596,6 @@ impl Db {
             };
             Ok(self.hits(conn, &plan, None)?.0)
         })
-    }
-}
-
-/// Stores a memory's embedding (a vector, or the mark that the model cannot
-/// represent its text); returns whether it got a vector.
-fn store_embedding(tx: &Connection, id: i64, collection: &str, e: Option<&Embedding>) -> Result<bool> {
-    match e {
-        Some(Embedding::Vector(v)) => vectors::put(tx, id, collection, v).map(|_| true),
-        Some(Embedding::Unrepresentable) => vectors::mark_unrepresentable(tx, id).map(|_| false),
-        None => Ok(false),
     }
 }
 

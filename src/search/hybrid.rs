@@ -14,6 +14,7 @@ use rusqlite::Connection;
 
 use super::candidates::{self, Candidate, Lookup};
 use super::index::TextIndex;
+use super::vindex::{self, Nearest};
 use super::{admit, normalise, quality, rrf, Plan, Ranked, REAL_WORLD_BOOST};
 use crate::error::Result;
 use crate::store::vectors;
@@ -41,9 +42,10 @@ fn accept(plan: &Plan, c: Candidate) -> Option<Entry> {
 }
 
 /// Runs the plan with `query` (the query's embedding) as the second list.
-pub fn run(conn: &Connection, index: &TextIndex, plan: &Plan, query: &[f32]) -> Result<(Vec<Ranked>, SearchMode)> {
+/// `near` is synced in this read transaction.
+pub fn run(conn: &Connection, index: &TextIndex, near: &Nearest, plan: &Plan, query: &[f32]) -> Result<(Vec<Ranked>, SearchMode)> {
     let depth = fusion_depth(plan.n);
-    let by_vector = vector_list(conn, plan, query, depth)?;
+    let by_vector = vector_list(conn, near, plan, query, depth)?;
     let mut by_words = Vec::new();
     if !plan.words.is_empty() {
         let limit = if plan.spatial.is_some() { usize::MAX } else { depth };
@@ -87,15 +89,24 @@ pub fn run(conn: &Connection, index: &TextIndex, plan: &Plan, query: &[f32]) -> 
 }
 
 /// Memories nearest to `query` that pass the filters, nearest first, at most
-/// `depth`. Asks sqlite-vec for more neighbours while filters reject too many.
-fn vector_list(conn: &Connection, plan: &Plan, query: &[f32], depth: usize) -> Result<Vec<Entry>> {
+/// `depth`. Asks for more neighbours while filters reject too many.
+fn vector_list(conn: &Connection, near: &Nearest, plan: &Plan, query: &[f32], depth: usize) -> Result<Vec<Entry>> {
     let mut lookup = Lookup::new(conn, plan)?;
     let mut k = depth * 2;
     loop {
-        let near = vectors::knn(conn, plan.collection, query, k)?;
-        let exhausted = near.len() < k.min(vectors::MAX_K) || k >= vectors::MAX_K;
+        let (found, exhausted) = match near.index.nearest(near.model, near.collection, query, k) {
+            Some(n) => {
+                let done = n.len() < k;
+                (n.into_iter().map(|(cos, id)| (id, vindex::l2_from_cosine(cos))).collect(), done)
+            }
+            None => {
+                let n = vectors::knn(conn, plan.collection, query, k)?;
+                let done = n.len() < k.min(vectors::MAX_K) || k >= vectors::MAX_K;
+                (n, done)
+            }
+        };
         let mut out = Vec::with_capacity(depth);
-        for (id, _) in near {
+        for (id, _) in found {
             if let Some(e) = lookup.get(id, None)?.and_then(|c| accept(plan, c)) {
                 out.push(e);
                 if out.len() == depth {
@@ -106,6 +117,6 @@ fn vector_list(conn: &Connection, plan: &Plan, query: &[f32], depth: usize) -> R
         if exhausted {
             return Ok(out);
         }
-        k = (k * 4).min(vectors::MAX_K);
+        k *= 4;
     }
 }

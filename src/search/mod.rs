@@ -17,6 +17,8 @@ pub mod candidates;
 pub mod filter;
 pub mod hybrid;
 pub mod index;
+pub mod quant;
+pub mod vindex;
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;

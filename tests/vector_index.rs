@@ -1,0 +1,142 @@
+//! The in-process vector index against sqlite-vec, with the real model: the
+//! same neighbours as sqlite-vec's exact KNN, loaded from sqlite-vec's chunk
+//! tables, kept in sync with other handles' writes, and transactions' own
+//! vectors visible to their dedup before commit.
+
+mod model;
+
+use robotmem::embed::{self, Embedder, TextKind};
+use robotmem::search::vindex::VectorIndex;
+use robotmem::store::{vectors, Store};
+use robotmem::*;
+
+fn temp(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("rm-vindex-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join("m.db")
+}
+
+const SUBJECTS: [&str; 12] = [
+    "the gripper", "the lidar", "the arm", "the base", "the camera", "the wrist torque sensor",
+    "the vacuum cup", "the charging dock", "the conveyor", "the left wheel", "the depth sensor", "the e-stop",
+];
+const EVENTS: [&str; 10] = [
+    "slipped on a wet mug", "lost track near the glass door", "overheated after a long shift",
+    "needed recalibration after the bump", "worked well on the metal shelf", "stalled on the ramp",
+    "misread the bin label", "drifted during the night", "got stuck under the table", "refused the heavy box",
+];
+const PLACES: [&str; 6] = ["in the kitchen", "at the loading bay", "in the lab", "near the stairs", "in the lobby", "by the sink"];
+
+fn corpus() -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, s) in SUBJECTS.iter().enumerate() {
+        for (j, e) in EVENTS.iter().enumerate() {
+            out.push(format!("{s} {e} {}", PLACES[(i + j) % PLACES.len()]));
+        }
+    }
+    out
+}
+
+fn learn_all(db: &Db, texts: &[String]) -> Vec<i64> {
+    let reqs: Vec<LearnRequest> = texts.iter().map(|t| LearnRequest { insight: t, ..Default::default() }).collect();
+    db.learn_batch(&reqs).unwrap().into_iter().map(|o| o.memory_id).collect()
+}
+
+/// The index's and sqlite-vec's top `k`: same memories in the same order, up to
+/// scores closer than 1e-5.
+fn assert_same_neighbours(store: &Store, index: &VectorIndex, e: &dyn Embedder, queries: &[&str], k: usize) {
+    for q in queries {
+        let v = match e.embed(&[q], TextKind::Query).unwrap().pop().unwrap() {
+            embed::Embedding::Vector(v) => v,
+            embed::Embedding::Unrepresentable => panic!("{q} not representable"),
+        };
+        let near = index.nearest(e.stamp(), "default", &v, k).expect("index holds the model's vectors");
+        let exact = store.read(|c| vectors::knn(c, "default", &v, k)).unwrap();
+        assert_eq!(near.len(), exact.len(), "{q}");
+        for (i, ((cos, _), (_, d))) in near.iter().zip(&exact).enumerate() {
+            let want = vectors::cosine_from_l2(*d) as f32;
+            assert!((cos - want).abs() < 1e-5, "{q}: rank {i}: index {cos} vs sqlite-vec {want}");
+        }
+    }
+}
+
+const QUERIES: [&str; 5] = [
+    "slippery cups make the hand lose its grip",
+    "laser scanner confused by transparent walls",
+    "robot base cannot climb the slope",
+    "battery station location",
+    "camera needs a new calibration",
+];
+
+#[test]
+fn index_ranks_as_sqlite_vec_and_follows_other_handles() {
+    let Some(m) = model::model("vindex") else { return };
+    let path = temp("same");
+    let opts = m.options(&path);
+    let writer = Db::open(opts.clone()).unwrap();
+    let ids = learn_all(&writer, &corpus());
+    let e = embed::load(&opts.embed_settings()).unwrap();
+    let store = Store::open(&opts).unwrap();
+    let index = VectorIndex::default();
+    assert!(index.nearest(e.stamp(), "default", &[0.0; 384], 1).is_none(), "nothing before the first sync");
+
+    // First sync: loaded from sqlite-vec's chunk tables.
+    store.read(|c| index.sync(c, e.stamp())).unwrap();
+    let stored: i64 = store.read(|c| Ok(c.query_row("SELECT count(*) FROM memory_vec", [], |r| r.get(0))?)).unwrap();
+    assert_eq!((index.len(), stored), (ids.len(), ids.len() as i64));
+    for k in [1, 10, 40] {
+        assert_same_neighbours(&store, &index, e.as_ref(), &QUERIES, k);
+    }
+
+    // Another handle's writes: a few are applied row by row (forget, update, learn).
+    writer.forget(ids[0], "test").unwrap();
+    writer.update(ids[1], "the lidar is blinded by sunlight through the skylight", None).unwrap();
+    learn_all(&writer, &["the mop robot leaves streaks on the marble floor".to_string()]);
+    store.read(|c| index.sync(c, e.stamp())).unwrap();
+    assert_eq!(index.len(), ids.len());
+    assert!(index.vector(ids[0]).is_none(), "forgotten");
+    assert_same_neighbours(&store, &index, e.as_ref(), &QUERIES, 10);
+    assert_same_neighbours(&store, &index, e.as_ref(), &["sun glare blinds the laser", "floor cleaning marks"], 3);
+
+    // Many at once (more than RELOAD_AT = 128): reloaded in one pass.
+    let more: Vec<String> = corpus().iter().flat_map(|t| [format!("yesterday {t}"), format!("last week {t}")]).collect();
+    learn_all(&writer, &more);
+    store.read(|c| index.sync(c, e.stamp())).unwrap();
+    let stored: i64 = store.read(|c| Ok(c.query_row("SELECT count(*) FROM memory_vec", [], |r| r.get(0))?)).unwrap();
+    assert_eq!(index.len() as i64, stored);
+    assert_same_neighbours(&store, &index, e.as_ref(), &QUERIES, 40);
+}
+
+#[test]
+fn handles_on_one_file_recall_each_others_memories() {
+    let Some(m) = model::model("vindex-handles") else { return };
+    let path = temp("handles");
+    let a = Db::open(m.options(&path)).unwrap();
+    let b = Db::open(m.options(&path)).unwrap();
+    let ask = |db: &Db, q: &str| db.recall(&RecallRequest { query: q, n: 3, ..Default::default() }).unwrap();
+    learn_all(&a, &corpus());
+    assert!(ask(&b, "slippery cups make the hand lose its grip").hits[0].memory.content.contains("wet mug"));
+    let id = b.learn(&LearnRequest { insight: "the elevator door closes too fast for the robot", ..Default::default() }).unwrap().memory_id;
+    let r = ask(&a, "lift doors shut before the machine gets in");
+    assert_eq!((r.hits[0].memory.id, r.mode), (id, SearchMode::Hybrid));
+    b.update(id, "the freight lift is out of service on weekends", None).unwrap();
+    assert_eq!(ask(&a, "cargo elevator unavailable saturday").hits[0].memory.id, id);
+    b.forget(id, "test").unwrap();
+    assert!(ask(&a, "cargo elevator unavailable saturday").hits.iter().all(|h| h.memory.id != id));
+}
+
+#[test]
+fn a_batch_dedups_against_its_own_earlier_items() {
+    let Some(m) = model::model("vindex-batch") else { return };
+    let db = Db::open(m.options(temp("batch"))).unwrap();
+    learn_all(&db, &corpus());
+    let items = ["Gripper slipped on wet cups in the dish room", "the gripper slipped on a wet cup in dish room"];
+    let reqs: Vec<LearnRequest> = items.iter().map(|t| LearnRequest { insight: t, ..Default::default() }).collect();
+    let out = db.learn_batch(&reqs).unwrap();
+    let dup = out[1].duplicate.as_ref().expect("the second item rewords the first (not yet committed)");
+    assert_eq!((dup.existing_id, dup.method), (out[0].memory_id, DupMethod::Cosine));
+    // After commit the same rewording is found through the index.
+    let again = db.learn(&LearnRequest { insight: "gripper slips on wet cups in the dish room", ..Default::default() }).unwrap();
+    assert_eq!(again.duplicate.map(|d| d.existing_id), Some(out[0].memory_id));
+}
