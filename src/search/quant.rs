@@ -33,10 +33,13 @@ pub fn encode(v: &[f32]) -> Code {
     Code { hi, lo, scale }
 }
 
-/// A query quantised for the scan: int8 code and the factor that turns
+/// A query quantised for the scan: a 7-bit code (±64) and the factor that turns
 /// `dot(code, hi) · scale_of_vector` into a dot product.
 pub struct Query {
     pub exact: Vec<f32>,
+    pub bits: Vec<u64>,
+    /// Sum of the code's whole 32-byte blocks (for the AVX2 kernel).
+    q_sum: i32,
     pub code: Vec<i8>,
     pub factor: f32,
 }
@@ -44,15 +47,29 @@ pub struct Query {
 impl Query {
     pub fn new(q: &[f32]) -> Query {
         let max = q.iter().fold(0f32, |m, x| m.max(x.abs()));
-        let s = if max > 0.0 && max.is_finite() { max / 127.0 } else { 0.0 };
-        let code = q.iter().map(|x| if s > 0.0 { (x / s).round().clamp(-127.0, 127.0) as i8 } else { 0 }).collect();
+        let s = if max > 0.0 && max.is_finite() { max / QUERY_MAX } else { 0.0 };
+        let code = q.iter().map(|x| if s > 0.0 { (x / s).round().clamp(-QUERY_MAX, QUERY_MAX) as i8 } else { 0 }).collect();
         // hi is in units of 256·scale.
-        Query { exact: q.to_vec(), code, factor: s * 256.0 }
+        let code: Vec<i8> = code;
+        let q_sum = code[..code.len() / 32 * 32].iter().map(|&x| x as i32).sum();
+        Query { exact: q.to_vec(), bits: sign_bits(q), code, q_sum, factor: s * 256.0 }
     }
 
-    /// Approximate dot product with a stored vector (its `hi` plane and scale).
-    #[inline]
+    /// Approximate dot products with stored vectors (their `hi` planes, one
+    /// after the other, and scales), into `out`.
+    pub fn approx_all(&self, his: &[i8], scales: &[f32], dots: &mut Vec<i32>, out: &mut Vec<f32>) {
+        dot_rows(&self.code, his, dots);
+        out.clear();
+        out.extend(dots.iter().zip(scales).map(|(&d, &s)| d as f32 * self.factor * s));
+    }
+
+    /// Approximate dot product with one stored vector (its `hi` plane and scale).
     pub fn approx(&self, hi: &[i8], scale: f32) -> f32 {
+        #[cfg(target_arch = "x86_64")]
+        if avx2() && hi.len() == self.code.len() {
+            // SAFETY: the CPU supports AVX2 (checked).
+            return unsafe { dot_i8_avx2(&self.code, hi, self.q_sum) } as f32 * self.factor * scale;
+        }
         dot_i8(&self.code, hi) as f32 * self.factor * scale
     }
 
@@ -71,24 +88,101 @@ pub fn decode(hi: &[i8], lo: &[i8], scale: f32) -> Vec<f32> {
     hi.iter().zip(lo).map(|(&h, &l)| (256 * h as i32 + l as i32) as f32 * scale).collect()
 }
 
-/// Integer dot product of two int8 slices of equal length.
-#[inline]
+/// Sign bits of a vector (bit i of word i/64 set when `v[i] >= 0`): the
+/// first-pass code of large collections, compared by Hamming distance.
+pub fn sign_bits(v: &[f32]) -> Vec<u64> {
+    let mut bits = vec![0u64; v.len().div_ceil(64)];
+    for (i, &x) in v.iter().enumerate() {
+        if x >= 0.0 {
+            bits[i / 64] |= 1 << (i % 64);
+        }
+    }
+    bits
+}
+
+/// Hamming distances of `q` to each `q.len()`-word row of `rows`, into `out`.
+pub fn hamming_rows(q: &[u64], rows: &[u64], out: &mut Vec<u16>) {
+    out.clear();
+    if q.is_empty() {
+        return;
+    }
+    out.reserve(rows.len() / q.len());
+    #[cfg(target_arch = "x86_64")]
+    if popcnt() {
+        // SAFETY: the CPU has POPCNT (checked).
+        unsafe { hamming_rows_popcnt(q, rows, out) };
+        return;
+    }
+    hamming_rows_portable(q, rows, out);
+}
+
+#[inline(always)]
+fn hamming_rows_portable(q: &[u64], rows: &[u64], out: &mut Vec<u16>) {
+    out.extend(rows.chunks_exact(q.len()).map(|r| q.iter().zip(r).map(|(a, b)| (a ^ b).count_ones() as u16).sum::<u16>()));
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "popcnt")]
+unsafe fn hamming_rows_popcnt(q: &[u64], rows: &[u64], out: &mut Vec<u16>) {
+    hamming_rows_portable(q, rows, out);
+}
+
+#[cfg(target_arch = "x86_64")]
+fn popcnt() -> bool {
+    use std::sync::OnceLock;
+    static POPCNT: OnceLock<bool> = OnceLock::new();
+    *POPCNT.get_or_init(|| std::arch::is_x86_feature_detected!("popcnt"))
+}
+
+/// Largest |query code| (see `dot_i8_avx2`).
+pub const QUERY_MAX: f32 = 64.0;
+
+/// Integer dot products of `q` (codes within ±[`QUERY_MAX`]) with each
+/// `q.len()`-long row of `rows`, into `out`.
+pub fn dot_rows(q: &[i8], rows: &[i8], out: &mut Vec<i32>) {
+    out.clear();
+    if q.is_empty() {
+        return;
+    }
+    out.reserve(rows.len() / q.len());
+    #[cfg(target_arch = "x86_64")]
+    if avx2() {
+        // SAFETY: the CPU supports AVX2 (checked).
+        unsafe { dot_rows_avx2(q, rows, out) };
+        return;
+    }
+    out.extend(rows.chunks_exact(q.len()).map(|r| dot_i8_portable(q, r)));
+}
+
+#[cfg(target_arch = "x86_64")]
+fn avx2() -> bool {
+    use std::sync::OnceLock;
+    static AVX2: OnceLock<bool> = OnceLock::new();
+    *AVX2.get_or_init(|| std::arch::is_x86_feature_detected!("avx2"))
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn dot_rows_avx2(q: &[i8], rows: &[i8], out: &mut Vec<i32>) {
+    let head = q.len() / 32 * 32;
+    let q_sum: i32 = q[..head].iter().map(|&x| x as i32).sum();
+    out.extend(rows.chunks_exact(q.len()).map(|r| dot_i8_avx2(q, r, q_sum)));
+}
+
+/// Integer dot product of two int8 slices (the shorter length; `a` within ±[`QUERY_MAX`]).
 pub fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
     #[cfg(target_arch = "x86_64")]
-    {
-        use std::sync::OnceLock;
-        static AVX2: OnceLock<bool> = OnceLock::new();
-        if *AVX2.get_or_init(|| std::arch::is_x86_feature_detected!("avx2")) {
-            // SAFETY: the CPU supports AVX2 (checked above).
-            return unsafe { dot_i8_avx2(a, b) };
-        }
+    if avx2() {
+        let head = a.len().min(b.len()) / 32 * 32;
+        let q_sum: i32 = a[..head].iter().map(|&x| x as i32).sum();
+        // SAFETY: the CPU supports AVX2 (checked).
+        return unsafe { dot_i8_avx2(a, b, q_sum) };
     }
     dot_i8_portable(a, b)
 }
 
-/// Written so the compiler vectorises it (widening multiply-add in 16 lanes);
-/// compiled once for the baseline target and once with AVX2.
-#[inline(always)]
+/// Written so the compiler vectorises it (widening multiply-add in 16 lanes;
+/// NEON on aarch64, SSE2 on x86_64 without AVX2).
 fn dot_i8_portable(a: &[i8], b: &[i8]) -> i32 {
     let n = a.len().min(b.len());
     let (a, b) = (&a[..n], &b[..n]);
@@ -107,10 +201,35 @@ fn dot_i8_portable(a: &[i8], b: &[i8]) -> i32 {
     sum
 }
 
+/// 32 products per step with `vpmaddubsw`, which multiplies unsigned by signed
+/// bytes: the stored code `c` is read as `c + 128` (flip the sign bit) and
+/// `128 · Σq` is subtracted at the end. Each pair sum stays within int16 because
+/// query codes are within ±[`QUERY_MAX`] (2 · 255 · 64 = 32640).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn dot_i8_avx2(a: &[i8], b: &[i8]) -> i32 {
-    dot_i8_portable(a, b)
+#[inline]
+unsafe fn dot_i8_avx2(q: &[i8], c: &[i8], q_sum: i32) -> i32 {
+    use std::arch::x86_64::*;
+    let n = q.len().min(c.len());
+    let steps = n / 32;
+    let (pq, pc) = (q.as_ptr(), c.as_ptr());
+    let (flip, ones) = (_mm256_set1_epi8(-128), _mm256_set1_epi16(1));
+    let mut acc = _mm256_setzero_si256();
+    for i in 0..steps {
+        // SAFETY: reads 32 bytes at i*32 < steps*32 <= n.
+        let x = _mm256_loadu_si256(pq.add(i * 32).cast());
+        let y = _mm256_xor_si256(_mm256_loadu_si256(pc.add(i * 32).cast()), flip);
+        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(y, x), ones));
+    }
+    let sum128 = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256::<1>(acc));
+    let sum64 = _mm_add_epi32(sum128, _mm_unpackhi_epi64(sum128, sum128));
+    let sum32 = _mm_add_epi32(sum64, _mm_shuffle_epi32::<1>(sum64));
+    // q_sum covers the first steps*32 query codes; the tail is added plainly.
+    let mut sum = _mm_cvtsi128_si32(sum32) - 128 * q_sum;
+    for j in steps * 32..n {
+        sum += q[j] as i32 * c[j] as i32;
+    }
+    sum
 }
 
 #[cfg(test)]
@@ -144,7 +263,9 @@ mod tests {
             let query = Query::new(&q);
             assert!((query.rescore(&c.hi, &c.lo, c.scale) - exact).abs() < 2e-5);
             // The int8 scan score is only an estimate, but a close one.
-            assert!((query.approx(&c.hi, c.scale) - exact).abs() < 0.02);
+            let (mut dots, mut approx) = (Vec::new(), Vec::new());
+            query.approx_all(&c.hi, &[c.scale], &mut dots, &mut approx);
+            assert!((approx[0] - exact).abs() < 0.02);
         }
     }
 
@@ -158,12 +279,30 @@ mod tests {
     }
 
     #[test]
+    fn hamming_counts_differing_signs() {
+        let a = sign_bits(&[1.0, -1.0, 0.5, -0.5, 0.0, 2.0]);
+        let rows: Vec<u64> = [sign_bits(&[1.0, -1.0, 0.5, -0.5, 0.0, 2.0]), sign_bits(&[-1.0, 1.0, 0.5, -0.5, -1.0, 2.0])].concat();
+        let mut out = Vec::new();
+        hamming_rows(&a, &rows, &mut out);
+        assert_eq!(out, [0, 3]);
+        let long: Vec<f32> = (0..384).map(|i| if i % 3 == 0 { -1.0 } else { 1.0 }).collect();
+        let flipped: Vec<f32> = long.iter().map(|x| -x).collect();
+        hamming_rows(&sign_bits(&long), &sign_bits(&flipped), &mut out);
+        assert_eq!(out, [384]);
+    }
+
+    #[test]
     fn simd_and_portable_dot_agree() {
-        let a: Vec<i8> = (0..389).map(|i| ((i * 37) % 255 - 127) as i8).collect();
-        let b: Vec<i8> = (0..389).map(|i| ((i * 91) % 255 - 127) as i8).collect();
-        let want: i32 = a.iter().zip(&b).map(|(x, y)| *x as i32 * *y as i32).sum();
-        assert_eq!(dot_i8(&a, &b), want);
-        assert_eq!(dot_i8_portable(&a, &b), want);
-        assert_eq!(dot_i8(&[-128; 64], &[-128; 64]), 64 * 16384);
+        for n in [0, 5, 16, 48, 384, 389] {
+            let a: Vec<i8> = (0..n).map(|i| ((i * 37) % 129 - 64) as i8).collect();
+            let b: Vec<i8> = (0..n).map(|i| ((i * 91) % 255 - 127) as i8).collect();
+            let want: i32 = a.iter().zip(&b).map(|(x, y)| *x as i32 * *y as i32).sum();
+            assert_eq!(dot_i8(&a, &b), want, "length {n}");
+            assert_eq!(dot_i8_portable(&a, &b), want, "length {n}");
+        }
+        // Extremes: no int16 saturation inside the SIMD path.
+        assert_eq!(dot_i8(&[-64; 64], &[-128; 64]), 64 * 8192);
+        assert_eq!(dot_i8(&[64; 64], &[127; 64]), 64 * 8128);
+        assert_eq!(dot_i8(&[-64; 64], &[127; 64]), -64 * 8128);
     }
 }
