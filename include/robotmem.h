@@ -290,8 +290,9 @@ typedef struct rm_open_options {
   // Per-day confidence decay given to new memories, 0–1. Default 0.01.
   double decay_rate;
   // Do the one-time work in rm_open() instead of at the first call that needs it:
-  // load the Chinese segmenter (~100 ms) and build the in-memory search index
-  // (a few µs per stored memory). Default false.
+  // load the Chinese segmenter (~100 ms), build the in-memory search index
+  // (a few µs per stored memory) and load the vector index (~5 µs per stored
+  // vector). Default false.
   bool preload;
   // Largest database file in bytes; 0: no limit but the disk. A write past it
   // returns RM_FULL and changes nothing. Default 0.

@@ -40,8 +40,9 @@ pub struct OpenOptions {
     /// Per-day confidence decay rate given to new memories. Default 0.01.
     pub decay_rate: f64,
     /// Do the one-time work during open instead of at the first call that needs it:
-    /// load the Chinese segmenter's dictionary (~100 ms, ~30 MB) and build the
-    /// in-process search index (a few µs per memory). Default false.
+    /// load the Chinese segmenter's dictionary (~100 ms, ~30 MB), build the
+    /// in-process search index (a few µs per memory) and load the vector index
+    /// (~5 µs per stored vector). Default false.
     pub preload: bool,
     /// Largest database file, in bytes (`None`: no limit but the disk). A write that
     /// would grow the file past it fails with [`crate::Status::Full`] and changes

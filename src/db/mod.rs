@@ -127,7 +127,10 @@ impl Db {
             embed_note,
         };
         if db.opts.preload {
-            db.store.read(|c| db.index.sync(c))?;
+            db.store.read(|c| {
+                db.index.sync(c)?;
+                db.sync_vectors(c).map(|_| ())
+            })?;
         }
         Ok(db)
     }
