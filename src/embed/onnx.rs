@@ -38,8 +38,6 @@ impl OnnxEmbedder {
         let cfg = ModelConfig::read(dir)?;
         let model_path = dir.join("model.onnx");
         let tok_path = dir.join("tokenizer.json");
-        let model = std::fs::read(&model_path)
-            .map_err(|e| unavailable(format!("cannot read {}: {e}", model_path.display())))?;
         let tok_bytes =
             std::fs::read(&tok_path).map_err(|e| unavailable(format!("cannot read {}: {e}", tok_path.display())))?;
         let mut tokenizer = Tokenizer::from_bytes(&tok_bytes)
@@ -48,7 +46,11 @@ impl OnnxEmbedder {
             .with_truncation(Some(TruncationParams { max_length: cfg.max_tokens, ..Default::default() }))
             .map_err(|e| unavailable(format!("tokenizer truncation: {e}")))?;
         tokenizer.with_padding(None);
-        let stamp = ModelStamp { name: cfg.name.clone(), dim: cfg.dim, hash: model_hash(&model, &tok_bytes, &cfg) };
+        // Hashed in pieces and loaded by path: the model file is never held in
+        // memory next to the session built from it (a lower peak RSS at open).
+        let hash = model_hash(&model_path, &tok_bytes, &cfg)
+            .map_err(|e| unavailable(format!("cannot read {}: {e}", model_path.display())))?;
+        let stamp = ModelStamp { name: cfg.name.clone(), dim: cfg.dim, hash };
         let fail = |e: &dyn std::fmt::Display| unavailable(format!("cannot load {}: {e}", model_path.display()));
         let session = ort::session::builder::SessionBuilder::new(env)
             .map_err(|e| fail(&e))?
@@ -57,7 +59,7 @@ impl OnnxEmbedder {
             .and_then(|b| b.with_intra_op_spinning(false))
             .and_then(|b| b.with_optimization_level(GraphOptimizationLevel::All))
             .map_err(|e| fail(&e))?
-            .commit_from_memory(&model)
+            .commit_from_file(&model_path)
             .map_err(|e| fail(&e))?;
         let names: Vec<&str> = session.inputs().iter().map(|i| i.name()).collect();
         let required: &[&str] = match cfg.inputs {
@@ -218,15 +220,23 @@ impl Embedder for OnnxEmbedder {
 }
 
 /// Stamp hash: model bytes, tokenizer bytes and every setting that changes vectors.
-fn model_hash(model: &[u8], tokenizer: &[u8], cfg: &ModelConfig) -> String {
+fn model_hash(model: &Path, tokenizer: &[u8], cfg: &ModelConfig) -> std::io::Result<String> {
+    use std::io::Read;
     let mut h = Sha256::new();
-    for part in [model, tokenizer] {
-        h.update((part.len() as u64).to_le_bytes());
-        h.update(part);
+    let mut f = std::fs::File::open(model)?;
+    h.update(f.metadata()?.len().to_le_bytes());
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        match f.read(&mut buf)? {
+            0 => break,
+            n => h.update(&buf[..n]),
+        }
     }
+    h.update((tokenizer.len() as u64).to_le_bytes());
+    h.update(tokenizer);
     h.update(format!(
         "{:?}|{}|{}|{:?}|{:?}",
         cfg.pooling, cfg.normalize, cfg.max_tokens, cfg.query_prefix, cfg.passage_prefix
     ));
-    h.finalize()[..16].iter().map(|b| format!("{b:02x}")).collect()
+    Ok(h.finalize()[..16].iter().map(|b| format!("{b:02x}")).collect())
 }
