@@ -229,8 +229,8 @@ const COSINE_NEIGHBOURS: usize = 8;
 /// the same words up to inflection, in the same order.
 ///
 /// Cosine alone is not evidence of the same fact: with all-MiniLM-L6-v2, "pick up
-/// the red cup" / "pick up the blue cup" score 0.905 and "pulling the handle
-/// down" / "pushing the handle up" 0.972 — above the spec's 0.85, and merging them
+/// the red cup" / "pick up the blue cup" score 0.902 and "pulling the handle
+/// down" / "pushing the handle up" 0.963 — above the spec's 0.85, and merging them
 /// would lose a memory. So the layer catches rewordings the word layer misses
 /// (inflections and function words: "Gripper slipped on wet cups" / "the gripper
 /// slips on a wet cup"), never a substituted word.

@@ -145,7 +145,7 @@ fn cosine_layer_catches_rewordings_not_different_facts() {
     let dup = d.duplicate.expect("an inflected rewording with the same numbers is the same fact");
     assert_eq!((dup.existing_id, dup.method), (c.memory_id, DupMethod::Cosine));
     assert!(learn(&db, "the gripper slipped on a wet cup at 15N in lab").duplicate.is_none(), "other numbers");
-    // Cosine > 0.85 but different facts (0.905 and 0.972 with this model): both kept.
+    // Cosine > 0.85 but different facts (0.902 and 0.963 with this model): both kept.
     for (x, y) in [
         ("pick up the red cup with the left arm", "pick up the blue cup with the left arm"),
         ("open the door by pulling the handle down", "open the door by pushing the handle up"),
