@@ -89,10 +89,15 @@ pub fn run(conn: &Connection, index: &TextIndex, near: &Nearest, plan: &Plan, qu
 }
 
 /// Memories nearest to `query` that pass the filters, nearest first, at most
-/// `depth`. Asks for more neighbours while filters reject too many.
+/// `depth`. Asks for more neighbours while filters reject too many; each memory
+/// is looked up and filtered once, however many rounds it appears in.
 fn vector_list(conn: &Connection, near: &Nearest, plan: &Plan, query: &[f32], depth: usize) -> Result<Vec<Entry>> {
     let mut lookup = Lookup::new(conn, plan)?;
-    let mut k = depth * 2;
+    let mut seen: HashMap<i64, bool> = HashMap::new();
+    // Without a context filter, spatial radius or session condition nearly every
+    // neighbour is accepted; with one, start wider than a second round would.
+    let selective = plan.filter.is_some() || plan.spatial.is_some() || plan.session_id.is_some() || plan.exclude_session.is_some();
+    let mut k = if selective { depth * 4 } else { depth + depth / 4 };
     loop {
         let (found, exhausted) = match near.index.nearest(near.model, near.collection, query, k) {
             Some(n) => {
@@ -107,11 +112,17 @@ fn vector_list(conn: &Connection, near: &Nearest, plan: &Plan, query: &[f32], de
         };
         let mut out = Vec::with_capacity(depth);
         for (id, _) in found {
+            if seen.get(&id) == Some(&false) {
+                continue;
+            }
             if let Some(e) = lookup.get(id, None)?.and_then(|c| accept(plan, c)) {
+                seen.insert(id, true);
                 out.push(e);
                 if out.len() == depth {
                     return Ok(out);
                 }
+            } else {
+                seen.insert(id, false);
             }
         }
         if exhausted {

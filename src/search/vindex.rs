@@ -50,7 +50,7 @@ pub const BINARY_FROM: usize = 20_000;
 
 /// Candidates kept by the sign-bit pass for a top-`k` (then scanned in int8).
 pub fn binary_candidates(k: usize) -> usize {
-    (k * 100).max(5000)
+    (k * 60).max(3000)
 }
 
 /// Vectors of one collection, slot by slot.
