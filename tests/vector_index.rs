@@ -140,3 +140,33 @@ fn a_batch_dedups_against_its_own_earlier_items() {
     let again = db.learn(&LearnRequest { insight: "gripper slips on wet cups in the dish room", ..Default::default() }).unwrap();
     assert_eq!(again.duplicate.map(|d| d.existing_id), Some(out[0].memory_id));
 }
+
+/// A batch that fails after some items were stored rolls back, and the index
+/// must not keep their vectors: the next memories reuse the same ids and revs.
+#[test]
+fn a_rolled_back_batch_leaves_no_vectors_behind() {
+    let Some(m) = model::model("vindex-rollback") else { return };
+    let path = temp("rollback");
+    let a = Db::open(m.options(&path)).unwrap();
+    learn_all(&a, &corpus());
+    let ended = a.start_session(None, None).unwrap().session_id;
+    a.end_session(&ended, None).unwrap();
+    let reqs = [
+        LearnRequest { insight: "the forklift battery must be swapped every four hours", ..Default::default() },
+        LearnRequest { insight: "the pallet wrapper jams on torn film", session_id: Some(&ended), ..Default::default() },
+    ];
+    assert!(a.learn_batch(&reqs).is_err(), "the second item's session has ended");
+    // Another handle's next memory reuses the rolled-back item's id and revs.
+    let other = Db::open(m.options(&path)).unwrap();
+    let c = other.learn(&LearnRequest { insight: "the coffee machine needs descaling monthly", ..Default::default() }).unwrap();
+    // A third handle builds its index from the file alone: all must rank alike.
+    let b = Db::open(m.options(&path)).unwrap();
+    for q in ["replace the forklift power pack", "coffee maker maintenance", "slippery cups make the hand lose its grip"] {
+        let ask = |db: &Db| -> Vec<i64> {
+            db.recall(&RecallRequest { query: q, n: 5, ..Default::default() }).unwrap().hits.iter().map(|h| h.memory.id).collect()
+        };
+        assert_eq!(ask(&a), ask(&b), "{q}");
+    }
+    let top = a.recall(&RecallRequest { query: "coffee maker maintenance", n: 1, ..Default::default() }).unwrap();
+    assert_eq!(top.hits[0].memory.id, c.memory_id);
+}

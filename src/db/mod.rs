@@ -365,8 +365,14 @@ impl Db {
             spatial: req.spatial_sort.map(SpatialSort::parse).transpose()?,
             rrf_k: self.opts.rrf_k,
         };
-        // A query of symbols only ("*") lists memories newest first: no vector search.
-        let query = req.query.chars().any(char::is_alphanumeric).then(|| self.embed_query(req.query)).flatten();
+        // A query of symbols only ("*") lists memories newest first: no vector
+        // search; nor while the stored vectors are another model's (no point
+        // embedding the query).
+        let wants_vector = self.embedder.is_some() && req.query.chars().any(char::is_alphanumeric);
+        let query = match wants_vector && self.store.read(|c| self.vectors_ready(c))? {
+            true => self.embed_query(req.query),
+            false => None,
+        };
         let (hits, mode) = self.store.read(|conn| self.hits(conn, &plan, query.as_deref()))?;
         self.record_touches(&hits);
         Ok(RecallResult { hits, mode, query_ms: started.elapsed().as_secs_f64() * 1e3 })
