@@ -62,6 +62,7 @@ convert_requirements=$repo/scripts/convert-requirements.txt
 sentences=$repo/tests/data/embed_sentences.json
 paraphrases=$repo/tests/data/paraphrase_quality.json
 reference_script=$repo/scripts/reference-embeddings.py
+reference_common=$repo/scripts/reference_common.py
 convert_script=$repo/scripts/make-use-model.py
 quantize_script=$repo/scripts/quantize-minilm.py
 
@@ -420,7 +421,8 @@ else
 
   step "reference embeddings"
   if outdated "$reference_out" "$model_dir/model.onnx" "$model_dir/tokenizer.json" \
-    "$model_dir/robotmem-model.json" "$sentences" "$reference_script" "$requirements" "$venv/.robotmem-stamp"; then
+    "$model_dir/robotmem-model.json" "$sentences" "$reference_script" "$reference_common" "$requirements" \
+    "$venv/.robotmem-stamp"; then
     "$venv/bin/python" "$reference_script" --model-dir "$model_dir" \
       --sentences "$sentences" --out "$reference_out"
   else
@@ -517,8 +519,8 @@ EOF
   else
     step "multilingual reference embeddings"
     if outdated "$use_reference_out" "$use_dir/model.onnx" "$use_dir/sentencepiece.model" \
-      "$use_dir/robotmem-model.json" "$sentences" "$convert_script" "$convert_requirements" \
-      "$convert_venv/.robotmem-stamp"; then
+      "$use_dir/robotmem-model.json" "$sentences" "$convert_script" "$reference_common" \
+      "$convert_requirements" "$convert_venv/.robotmem-stamp"; then
       ensure_venv "$convert_venv" "$convert_requirements"
       "$convert_venv/bin/python" "$convert_script" reference --model-dir "$use_dir" \
         --sentences "$sentences" --out "$use_reference_out"

@@ -51,6 +51,8 @@ import sys
 
 import numpy as np
 
+import reference_common  # scripts/reference_common.py, beside this script
+
 BOS_ID, EOS_ID, UNK_ID = 1, 2, 0
 INPUT_IDS, INPUT_SPLITS = "token_ids", "row_splits"
 OUTPUT = "outputs"
@@ -389,36 +391,19 @@ def reference(model_dir, sentences_path, out_path):
     import onnxruntime as ort  # noqa: PLC0415
     import sentencepiece as spm  # noqa: PLC0415
 
-    with open(os.path.join(model_dir, "robotmem-model.json"), encoding="utf-8") as f:
-        cfg = json.load(f)
+    cfg = reference_common.read_config(model_dir)
     max_tokens = int(cfg["max_tokens"])
-    with open(sentences_path, encoding="utf-8") as f:
-        sentences = json.load(f)
-    if not isinstance(sentences, list) or not all(isinstance(s, str) for s in sentences):
-        sys.exit("sentences file must be a JSON array of strings")
+    sentences = reference_common.read_sentences(sentences_path)
     sp = spm.SentencePieceProcessor(model_file=os.path.join(model_dir, "sentencepiece.model"))
     sess = _session(os.path.join(model_dir, "model.onnx"))
     all_ids = [_sp_ids(sp, cfg.get("passage_prefix", "") + s, max_tokens) for s in sentences]
     embeddings = []
     for ids in all_ids:
         vec = _run_ragged(sess, [ids])[0].astype(np.float64)
-        if vec.shape != (cfg["dim"],):
-            sys.exit(f"embedding has shape {vec.shape}, expected ({cfg['dim']},)")
         if cfg.get("normalize", True):
             vec = vec / max(np.linalg.norm(vec), 1e-12)
-        # 9 significant digits round-trip a float32 exactly
-        embeddings.append([float(f"{x:.9g}") for x in vec.astype(np.float32)])
-    out = {
-        "model": cfg["name"],
-        "onnxruntime": ort.__version__,
-        "max_tokens": max_tokens,
-        "sentences": sentences,
-        "token_counts": [len(ids) for ids in all_ids],
-        "token_ids": all_ids,
-        "embeddings": embeddings,
-    }
-    _write_atomic(out_path, (json.dumps(out, ensure_ascii=False) + "\n").encode("utf-8"))
-    print(f"wrote {len(embeddings)} reference embeddings to {out_path}")
+        embeddings.append(reference_common.as_reference(vec, cfg))
+    reference_common.write_reference(out_path, cfg, ort.__version__, sentences, all_ids, embeddings)
 
 
 def main():

@@ -35,6 +35,8 @@ import sys
 import unicodedata
 
 import numpy as np
+
+import reference_common  # scripts/reference_common.py, beside this script
 import onnxruntime as ort
 
 # --------------------------------------------------------------------------
@@ -337,8 +339,7 @@ def main():
 
     model_path = os.path.join(args.model_dir, "model.onnx")
     tok_path = os.path.join(args.model_dir, "tokenizer.json")
-    with open(os.path.join(args.model_dir, "robotmem-model.json"), encoding="utf-8") as f:
-        cfg = json.load(f)
+    cfg = reference_common.read_config(args.model_dir)
     max_tokens = int(cfg["max_tokens"])
 
     if args.inspect:
@@ -351,10 +352,7 @@ def main():
 
     if not args.sentences:
         ap.error("--sentences is required")
-    with open(args.sentences, encoding="utf-8") as f:
-        sentences = json.load(f)
-    if not isinstance(sentences, list) or not all(isinstance(s, str) for s in sentences):
-        sys.exit("sentences file must be a JSON array of strings")
+    sentences = reference_common.read_sentences(args.sentences)
 
     tok = WordPieceTokenizer(tok_path)
     texts = [cfg.get("passage_prefix", "") + s for s in sentences]
@@ -384,26 +382,8 @@ def main():
     embeddings = []
     for ids in all_ids:
         vec = embed_one(sess, input_names, ids, cfg.get("pooling", "mean"), cfg.get("normalize", True))
-        if vec.shape != (cfg["dim"],):
-            sys.exit(f"embedding has shape {vec.shape}, expected ({cfg['dim']},)")
-        # 9 significant digits round-trip a float32 exactly
-        embeddings.append([float(f"{x:.9g}") for x in vec.astype(np.float32)])
-
-    out = {
-        "model": cfg["name"],
-        "onnxruntime": ort.__version__,
-        "max_tokens": max_tokens,
-        "sentences": sentences,
-        "token_counts": [len(ids) for ids in all_ids],
-        "token_ids": all_ids,
-        "embeddings": embeddings,
-    }
-    tmp = args.out + ".part"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(out, f, ensure_ascii=False)
-        f.write("\n")
-    os.replace(tmp, args.out)
-    print(f"wrote {len(embeddings)} reference embeddings to {args.out}")
+        embeddings.append(reference_common.as_reference(vec, cfg))
+    reference_common.write_reference(args.out, cfg, ort.__version__, sentences, all_ids, embeddings)
     return 0
 
 
