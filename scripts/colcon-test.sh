@@ -48,20 +48,8 @@ version=$(sed -n 's/^version *= *"\([0-9]*\.[0-9]*\.[0-9]*\)".*/\1/p' Cargo.toml
 xml_version=$(sed -n 's|.*<version>\(.*\)</version>.*|\1|p' package.xml | head -n 1)
 [ "$xml_version" = "$version" ] || fail "package.xml version $xml_version differs from Cargo.toml version $version"
 
-ws=$(mktemp -d "${TMPDIR:-/tmp}/robotmem-colcon.XXXXXX")
-cleanup() {
-  local rc=$?
-  if [ "$rc" -eq 0 ] && [ "${ROBOTMEM_COLCON_KEEP:-0}" != 1 ]; then rm -rf "$ws"
-  else echo "colcon-test: workspace kept in $ws (build/, install/, log/)" >&2; fi
-  if [ "$rc" -ne 0 ]; then echo "colcon-test: FAILED (exit $rc)" >&2; fi
-}
-trap cleanup EXIT
-mkdir "$ws/src"
-# colcon's crawler stops descending at a directory holding a package manifest and
-# never visits a real path twice, so src/robotmem (the repo root: package.xml)
-# yields the library only, and the ROS packages come from src/ros2, each once.
-ln -s "$root" "$ws/src/robotmem"
-ln -s "$root/ros2" "$ws/src/ros2"
+source scripts/lib/colcon-ws.sh
+colcon_workspace colcon-test ROBOTMEM_COLCON_KEEP
 cd "$ws"
 
 step "colcon list (workspace $ws)"

@@ -133,18 +133,9 @@ EOS
 fi
 
 # --- 2. workspace and build ---------------------------------------------------------
-ws=$(mktemp -d "${TMPDIR:-/tmp}/robotmem-ros2.XXXXXX")
-cleanup() {
-  local rc=$?
-  if [ -n "${server_pid:-}" ]; then kill "$server_pid" 2>/dev/null || true; fi
-  if [ "$rc" -eq 0 ] && [ "${ROBOTMEM_ROS2_KEEP:-0}" != 1 ]; then rm -rf "$ws"
-  else echo "ros2-interfaces: workspace kept in $ws (build/, install/, log/)" >&2; fi
-  if [ "$rc" -ne 0 ]; then echo "ros2-interfaces: FAILED (exit $rc)" >&2; fi
-}
-trap cleanup EXIT
-mkdir "$ws/src"
-ln -s "$root" "$ws/src/robotmem"
-ln -s "$root/ros2" "$ws/src/ros2"
+source scripts/lib/colcon-ws.sh
+on_exit() { if [ -n "${server_pid:-}" ]; then kill "$server_pid" 2>/dev/null || true; fi; }
+colcon_workspace ros2-interfaces ROBOTMEM_ROS2_KEEP
 cd "$ws"
 pkgs=(robotmem robotmem_msgs robotmem_ros)
 
