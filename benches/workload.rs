@@ -5,7 +5,7 @@
 //!     cargo bench --bench workload                      # 10,000 memories, 200 recalls
 //!     cargo bench --bench workload -- --memories 1000 --recalls 50
 //!     cargo bench --bench workload -- --memories 100000 --durability normal
-//!     cargo bench --bench workload -- --embedding       # embedding targets, see workload/embedding.rs
+//!     cargo bench --bench workload -- --embedding       # embedding targets, see workload/embedding/mod.rs
 //!
 //! Plain std::time::Instant timing of every call, peak RSS from
 //! /proc/self/status (VmHWM). Prints a plain-text report and, last, one JSON line
@@ -13,7 +13,7 @@
 
 #[path = "workload/corpus.rs"]
 mod corpus;
-#[path = "workload/embedding.rs"]
+#[path = "workload/embedding/mod.rs"]
 mod embedding;
 #[path = "workload/stats.rs"]
 mod stats;
@@ -21,7 +21,7 @@ mod stats;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use robotmem::{Db, DupMethod, Durability, Location, OpenOptions, RecallRequest};
+use robotmem::{Db, DupMethod, Durability, Location, OpenOptions};
 use serde_json::{json, Value};
 
 use corpus::{Corpus, Kind};
@@ -70,11 +70,6 @@ fn parse_args() -> Result<Args, String> {
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
         let mut value = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value"));
-        let num = |name: &str, v: String| {
-            v.replace('_', "")
-                .parse::<u64>()
-                .map_err(|_| format!("{name}: not a number: {v}"))
-        };
         match arg.as_str() {
             // cargo bench passes --bench to harness = false targets.
             "--bench" => {}
@@ -103,6 +98,13 @@ fn parse_args() -> Result<Args, String> {
         return Err("--memories must be at least 1".into());
     }
     Ok(a)
+}
+
+/// The number `v` of option `name` (`_` separators allowed).
+fn num(name: &str, v: String) -> Result<u64, String> {
+    v.replace('_', "")
+        .parse::<u64>()
+        .map_err(|_| format!("{name}: not a number: {v}"))
 }
 
 fn dur_name(d: Durability) -> &'static str {
@@ -148,17 +150,7 @@ fn main() {
         eprintln!("workload: {e}\n{USAGE}");
         std::process::exit(2);
     });
-    let base = args
-        .dir
-        .clone()
-        .or_else(|| option_env!("CARGO_TARGET_TMPDIR").map(PathBuf::from))
-        .unwrap_or_else(std::env::temp_dir);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let dir = base.join(format!("robotmem-workload-{}-{nanos}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
+    let dir = make_dir(args.dir.as_deref(), "robotmem-workload");
 
     let rss_start_kb = proc_status_kb("VmRSS");
     let mut rss_after_open_kb = 0;
@@ -214,10 +206,31 @@ fn main() {
         rss_end_kb,
     );
 
-    if args.keep {
+    finish_dir(&dir, args.keep);
+}
+
+/// A fresh directory `{prefix}-{pid}-{nanos}` under `dir` (default: cargo's
+/// target/tmp, else the system temp dir).
+fn make_dir(dir: Option<&Path>, prefix: &str) -> PathBuf {
+    let base = dir
+        .map(Path::to_path_buf)
+        .or_else(|| option_env!("CARGO_TARGET_TMPDIR").map(PathBuf::from))
+        .unwrap_or_else(std::env::temp_dir);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let dir = base.join(format!("{prefix}-{}-{nanos}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
+    dir
+}
+
+/// Removes the directory of `make_dir`, or with `keep` prints where it is.
+fn finish_dir(dir: &Path, keep: bool) {
+    if keep {
         eprintln!("kept databases in {}", dir.display());
     } else {
-        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_dir_all(dir);
     }
 }
 
@@ -237,11 +250,7 @@ fn learn_phase(db: &Db, n: usize, seed: u64) -> LearnRun {
     let started = Instant::now();
     for i in 0..n {
         let m = corpus.next_memory();
-        let req = robotmem::LearnRequest {
-            insight: &m.insight,
-            context: Some(&m.context),
-            ..Default::default()
-        };
+        let req = m.request();
         let t = Instant::now();
         let out = db.learn(&req);
         let dt = t.elapsed().as_nanos() as u64;
@@ -278,12 +287,7 @@ fn recall_phase(db: &Db, count: usize, warmup: usize, seed: u64) -> RecallRun {
         engine_ms: Vec::with_capacity(count),
     };
     for (i, q) in qs.iter().enumerate() {
-        let req = RecallRequest {
-            query: q.text,
-            context_filter: q.filter.as_deref(),
-            spatial_sort: q.spatial.as_deref(),
-            ..Default::default()
-        };
+        let req = q.request();
         let t = Instant::now();
         let out = db.recall(&req);
         let dt = t.elapsed().as_nanos() as u64;

@@ -142,6 +142,17 @@ pub struct Memory {
     pub chinese: bool,
 }
 
+impl Memory {
+    /// The learn request of this memory (insight + context).
+    pub fn request(&self) -> robotmem::LearnRequest<'_> {
+        robotmem::LearnRequest {
+            insight: &self.insight,
+            context: Some(&self.context),
+            ..Default::default()
+        }
+    }
+}
+
 /// Infinite deterministic stream of memories.
 pub struct Corpus {
     rng: Rng,
@@ -331,6 +342,18 @@ pub struct Query {
     pub filter: Option<String>,
     pub spatial: Option<String>,
     pub chinese: bool,
+}
+
+impl Query {
+    /// The recall request of this query (text, context_filter, spatial_sort).
+    pub fn request(&self) -> robotmem::RecallRequest<'_> {
+        robotmem::RecallRequest {
+            query: self.text,
+            context_filter: self.filter.as_deref(),
+            spatial_sort: self.spatial.as_deref(),
+            ..Default::default()
+        }
+    }
 }
 
 const QUERIES_EN: &[&str] = &[

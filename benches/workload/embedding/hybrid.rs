@@ -1,0 +1,245 @@
+//! Phase hybrid: the recall mix on the large database, with the model and
+//! without (BM25 only), and its pieces (query embedding, index load, KNN);
+//! building the large database.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use robotmem::embed::TextKind;
+use robotmem::{Db, Durability, LearnRequest, SearchMode};
+use rusqlite::params;
+use serde_json::{json, Map, Value};
+
+use super::knn::{index_recall, load_index, time_knn, Knn};
+use super::util::{
+    blob, count, each_vector, embedder, english_queries, gauss, normalise, open_db, query_vectors, r3, raw_conn, sample,
+    timed,
+};
+use super::{section, Args, LargeBuild, Report, HYBRID_100K_P50_MS, KNN_100K_P50_MS, RECALL_K};
+use crate::corpus::{self, Corpus, Kind, Memory, Rng};
+use crate::file_bytes;
+use crate::stats::{header, Summary};
+
+/// Builds the large database (see `--large-build`); records the build times in `j`.
+fn build_large(a: &Args, dir: &Path, j: &mut Map<String, Value>) -> PathBuf {
+    let path = dir.join("large.db");
+    let mut c = Corpus::new(a.seed);
+    let started = Instant::now();
+    let real = match a.large_build {
+        LargeBuild::Embed => a.large,
+        LargeBuild::Copy => a.memories.min(a.large),
+    };
+    // learn_batch of the next corpus memories in calls of --batch until `done` is `until`.
+    let mut learn_until = |db: &Db, done: &mut usize, until: usize, progress: &dyn Fn(usize)| {
+        while *done < until {
+            let ms_: Vec<Memory> = (0..a.batch.min(until - *done)).map(|_| c.next_memory()).collect();
+            let reqs: Vec<LearnRequest> = ms_.iter().map(Memory::request).collect();
+            db.learn_batch(&reqs).expect("learn_batch");
+            *done += ms_.len();
+            progress(*done);
+        }
+    };
+    let db = open_db(a, &path, Durability::Normal, 2, true);
+    let mut done = 0;
+    learn_until(&db, &mut done, real, &|done| {
+        if done % (a.large / 20).max(1) < a.batch {
+            eprint!(
+                "\r  [large, with the model] {done}/{real} ({:.0} s)",
+                started.elapsed().as_secs_f64()
+            );
+        }
+    });
+    eprintln!();
+    drop(db);
+    let embedded_s = started.elapsed().as_secs_f64();
+    j.insert(
+        "build_embedded".into(),
+        json!({"memories": real, "seconds": r3(embedded_s), "per_s": (real as f64 / embedded_s).round()}),
+    );
+    if real < a.large {
+        // The rest: real texts stored without the model, then perturbed copies of real vectors.
+        let t = Instant::now();
+        let db = open_db(a, &path, Durability::Normal, 2, false);
+        learn_until(&db, &mut done, a.large, &|_| {});
+        drop(db);
+        let conn = raw_conn(&path, false);
+        let mut reals: Vec<Vec<f32>> = Vec::new();
+        each_vector(&conn, "SELECT embedding FROM memory_vec", |v| reals.push(v));
+        let todo: Vec<(i64, String)> = {
+            let mut st = conn
+                .prepare("SELECT id, collection FROM memories WHERE embedded = 0 AND status = 'active'")
+                .unwrap();
+            let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+            rows.map(Result::unwrap).collect()
+        };
+        let mut r = Rng::new(a.seed ^ 0xC0B1);
+        let tx = conn.unchecked_transaction().unwrap();
+        {
+            let mut ins = tx
+                .prepare("INSERT INTO memory_vec (rowid, collection, embedding) VALUES (?1, ?2, ?3)")
+                .unwrap();
+            let mut upd = tx.prepare("UPDATE memories SET embedded = 1 WHERE id = ?1").unwrap();
+            for (id, coll) in &todo {
+                let mut v = reals[(r.next_u64() % reals.len() as u64) as usize].clone();
+                v.iter_mut().for_each(|x| *x += 0.02 * gauss(&mut r));
+                normalise(&mut v);
+                ins.execute(params![id, coll, blob(&v)]).unwrap();
+                upd.execute([id]).unwrap();
+            }
+        }
+        tx.commit().unwrap();
+        j.insert(
+            "build_copied".into(),
+            json!({"memories": a.large - real, "vectors_copied": todo.len(), "seconds": r3(t.elapsed().as_secs_f64())}),
+        );
+    }
+    path
+}
+
+/// One measured recall: kind, Chinese query, mode, latency ns, engine query_ms.
+type Sample = (Kind, bool, SearchMode, u64, f64);
+/// A labelled subset of the samples.
+type Row = (String, Box<dyn Fn(&Sample) -> bool>);
+
+pub(super) fn hybrid_phase(a: &Args, dir: &Path, rep: &mut Report) {
+    let mut j = Map::new();
+    let (path, how) = match &a.large_db {
+        Some(p) => (p.clone(), format!("reused {}", p.display())),
+        None => {
+            let t = Instant::now();
+            let p = build_large(a, dir, &mut j);
+            let how = match a.large_build {
+                LargeBuild::Embed => format!("learn_batch of {} corpus memories with the model", a.large),
+                LargeBuild::Copy => format!(
+                    "learn_batch of {} memories with the model + {} text-only memories given perturbed copies of real vectors via SQL",
+                    a.memories.min(a.large),
+                    a.large.saturating_sub(a.memories)
+                ),
+            };
+            (
+                p,
+                format!("{how}; built in {:.1} min", t.elapsed().as_secs_f64() / 60.0),
+            )
+        }
+    };
+    let c = raw_conn(&path, true);
+    let (nm, nv, nzh) = (
+        count(&c, "SELECT count(*) FROM memories WHERE status = 'active'"),
+        count(&c, "SELECT count(*) FROM memory_vec"),
+        count(&c, "SELECT count(*) FROM memories WHERE embedded = 2"),
+    );
+    section(&format!(
+        "hybrid recall at {nm} memories ({nv} vectors, {nzh} not representable), embed_threads 2"
+    ));
+    println!("  database: {how}; {:.1} MiB", file_bytes(&path) as f64 / 1048576.0);
+    j.insert("memories".into(), json!(nm));
+    j.insert("vectors".into(), json!(nv));
+
+    let qs = corpus::queries(a.samples + a.warmup, a.seed);
+    let run_mix = |db: &Db| -> (Vec<Sample>, u64) {
+        let mut out = Vec::new();
+        let mut hits = 0u64;
+        for (i, q) in qs.iter().enumerate() {
+            let req = q.request();
+            let (res, dt) = timed(|| db.recall(&req));
+            let res = res.unwrap_or_else(|e| panic!("recall {:?}: {e}", q.text));
+            if i >= a.warmup {
+                hits += res.hits.len() as u64;
+                out.push((q.kind, q.chinese, res.mode, dt, res.query_ms));
+            }
+        }
+        (out, hits)
+    };
+    let db = open_db(a, &path, Durability::Normal, 2, true);
+    let (hy, hits) = run_mix(&db);
+    drop(db);
+    let bm = {
+        let db = open_db(a, &path, Durability::Normal, 2, false);
+        run_mix(&db).0
+    };
+    println!("{}", header());
+    let pick =
+        |v: &[Sample], f: &dyn Fn(&Sample) -> bool| -> Vec<u64> { v.iter().filter(|x| f(x)).map(|x| x.3).collect() };
+    let mut rows: Vec<Row> = vec![
+        ("overall".into(), Box::new(|_| true)),
+        ("  english".into(), Box::new(|x| !x.1)),
+        ("  chinese".into(), Box::new(|x| x.1)),
+    ];
+    for k in Kind::ALL {
+        rows.push((format!("  {}", k.name()), Box::new(move |x| x.0 == k)));
+        rows.push((format!("    {} english", k.name()), Box::new(move |x| x.0 == k && !x.1)));
+    }
+    let mut jr = Map::new();
+    for (label, f) in &rows {
+        let h = Summary::of(&pick(&hy, f.as_ref()));
+        let b = Summary::of(&pick(&bm, f.as_ref()));
+        println!("{}   (BM25 only: p50 {:.3}, p95 {:.3})", h.row(label), b.p50, b.p95);
+        jr.insert(label.trim().into(), json!({"hybrid": h.json(), "bm25_only": b.json()}));
+    }
+    let hybrid_mode: Vec<u64> = hy.iter().filter(|x| x.2 == SearchMode::Hybrid).map(|x| x.3).collect();
+    let modes = |m: SearchMode| hy.iter().filter(|x| x.2 == m).count();
+    let hm = Summary::of(&hybrid_mode);
+    println!("{}", hm.row("mode hybrid only"));
+    println!(
+        "  modes: hybrid {}, bm25_only {}, vec_only {}; avg hits {:.2}",
+        modes(SearchMode::Hybrid),
+        modes(SearchMode::Bm25Only),
+        modes(SearchMode::VecOnly),
+        hits as f64 / hy.len().max(1) as f64
+    );
+    let overall = Summary::of(&pick(&hy, &|_| true));
+    rep.target(
+        format!("hybrid recall p50 <= {HYBRID_100K_P50_MS} ms at {nm}, whole mix"),
+        overall.p50,
+        overall.p50 <= HYBRID_100K_P50_MS,
+    );
+    rep.target(
+        format!("hybrid recall p50 <= {HYBRID_100K_P50_MS} ms at {nm}, mode hybrid"),
+        hm.p50,
+        hm.p50 <= HYBRID_100K_P50_MS,
+    );
+    jr.insert("mode_hybrid".into(), hm.json());
+    j.insert("recall".into(), Value::Object(jr));
+
+    // The pieces: query embedding and KNN on this file.
+    let e = embedder(a, 2, 32);
+    let eq = english_queries(64, a.seed);
+    let lat = sample(a.warmup, a.samples, |i| {
+        timed(|| e.embed(&[eq[i % eq.len()]], TextKind::Query).unwrap()).1
+    });
+    let qe = Summary::of(&lat);
+    let qv = query_vectors(e.as_ref(), &eq);
+    drop(e);
+    println!("  pieces:");
+    println!("{}", qe.row("  query embedding"));
+    let model = embedder(a, 1, 1).stamp().clone();
+    let (index, load) = load_index(&c, &model);
+    println!("  vector index loaded in {load:.1} ms ({} vectors)", index.len());
+    j.insert("index_load_ms".into(), json!(r3(load)));
+    for k in [10, RECALL_K] {
+        let recall = index_recall(&c, &index, &model, &qv, k);
+        println!("  index recall@{k} vs sqlite-vec exact KNN: {recall:.4}");
+        j.insert(format!("index_recall_k{k}"), json!(recall));
+    }
+    let (s, _) = time_knn(&Knn::Vec0(&c), &qv, RECALL_K, a.samples.min(50), a.warmup.min(5));
+    println!("{}", s.row(&format!("  sqlite-vec KNN k={RECALL_K} ({nv} vec)")));
+    j.insert("vec0_knn".into(), s.json());
+    for k in [10, RECALL_K, RECALL_K * 4] {
+        let (s, _) = time_knn(&Knn::Index(&index, &model), &qv, k, a.samples, a.warmup);
+        println!("{}", s.row(&format!("  index KNN k={k} ({nv} vec)")));
+        j.insert(format!("knn_k{k}"), s.json());
+        if k == RECALL_K {
+            rep.target(
+                format!("KNN p50 <= {KNN_100K_P50_MS} ms, real corpus {nm} ({nv} vectors, k={k})"),
+                s.p50,
+                s.p50 <= KNN_100K_P50_MS,
+            );
+        }
+    }
+    println!("  (BM25 only: the same recalls on the same file opened with embeddings off)");
+    j.insert("query_embedding".into(), qe.json());
+    if a.keep && a.large_db.is_none() {
+        println!("  large database kept: {}", path.display());
+    }
+    rep.json.insert("hybrid".into(), Value::Object(j));
+}
