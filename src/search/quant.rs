@@ -232,24 +232,27 @@ unsafe fn dot_i8_avx2(q: &[i8], c: &[i8], q_sum: i32) -> i32 {
     sum
 }
 
+/// A pseudo-random unit vector (for tests).
+#[cfg(test)]
+pub(crate) fn unit(seed: u64, dim: usize) -> Vec<f32> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut v: Vec<f32> = (0..dim)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % 20001) as f32 / 10000.0 - 1.0
+        })
+        .collect();
+    let n = v.iter().map(|a| a * a).sum::<f32>().sqrt();
+    v.iter_mut().for_each(|a| *a /= n);
+    v
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn unit(seed: u64, dim: usize) -> Vec<f32> {
-        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        let mut v: Vec<f32> = (0..dim)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x % 20001) as f32 / 10000.0 - 1.0
-            })
-            .collect();
-        let n = v.iter().map(|a| a * a).sum::<f32>().sqrt();
-        v.iter_mut().for_each(|a| *a /= n);
-        v
-    }
 
     #[test]
     fn sixteen_bit_codes_are_near_exact() {

@@ -393,21 +393,8 @@ fn top(scored: impl Iterator<Item = (f32, u32)>, m: usize) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search::quant::unit;
 
-    fn unit(seed: u64, dim: usize) -> Vec<f32> {
-        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        let mut v: Vec<f32> = (0..dim)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x % 20001) as f32 / 10000.0 - 1.0
-            })
-            .collect();
-        let n = v.iter().map(|a| a * a).sum::<f32>().sqrt();
-        v.iter_mut().for_each(|a| *a /= n);
-        v
-    }
 
     fn inner(dim: usize) -> Inner {
         Inner { stamp: Some("m".into()), dim, ..Inner::default() }
