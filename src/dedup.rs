@@ -23,7 +23,7 @@ use sha2::{Digest, Sha256};
 
 use crate::error::Result;
 use crate::search::vindex::Nearest;
-use crate::store::{memory, vectors};
+use crate::store::memory;
 use crate::text;
 use crate::types::{DupMethod, Duplicate};
 
@@ -238,9 +238,8 @@ const COSINE_NEIGHBOURS: usize = 8;
 /// Only a memory with the same numbers can qualify, so a text with numbers looks
 /// its candidates up in the numbers index and compares vectors of those that pass
 /// the word guard (no vector scan on the learn path); a text without numbers asks
-/// the vector index for its nearest neighbours. The caller synced `vindex` in this
-/// transaction before its own writes (see [`crate::search::vindex`]); if it holds
-/// no vectors of `model`, sqlite-vec answers instead.
+/// the vector index for its nearest neighbours. The caller synced the index in
+/// this transaction before its own writes (see [`crate::search::vindex`]).
 pub fn cosine(conn: &Connection, near: &Nearest, vector: &[f32], terms: &Terms, threshold: f64, exclude: Option<i64>) -> Result<Option<Duplicate>> {
     if threshold > 1.0 {
         return Ok(None);
@@ -257,12 +256,10 @@ pub fn cosine(conn: &Connection, near: &Nearest, vector: &[f32], terms: &Terms, 
             best = Some(Duplicate { existing_id: id, method: DupMethod::Cosine, similarity });
         }
     };
-    let loaded = near.index.holds(near.model);
     if !sig.is_empty() {
         facts_with_numbers(conn, near.collection, &sig, (0, i64::MAX), exclude, |id, t| {
             if qualifies(&t, &sig) {
-                let v = if loaded { near.index.vector(id) } else { vectors::get(conn, id)? };
-                if let Some(v) = v {
+                if let Some(v) = near.index.vector(id) {
                     offer(id, crate::embed::cosine(vector, &v) as f64);
                 }
             }
@@ -273,14 +270,8 @@ pub fn cosine(conn: &Connection, near: &Nearest, vector: &[f32], terms: &Terms, 
     let mut facts = conn.prepare_cached(
         "SELECT terms, numbers_sig FROM memories WHERE id = ?1 AND status = 'active' AND type = 'fact' AND id != ?2",
     )?;
-    let neighbours: Vec<(i64, f64)> = match near.index.nearest(near.model, near.collection, vector, COSINE_NEIGHBOURS) {
-        Some(n) => n.into_iter().map(|(cos, id)| (id, cos as f64)).collect(),
-        None => vectors::knn(conn, near.collection, vector, COSINE_NEIGHBOURS)?
-            .into_iter()
-            .map(|(id, d)| (id, vectors::cosine_from_l2(d)))
-            .collect(),
-    };
-    for (id, similarity) in neighbours {
+    for (similarity, id) in near.knn(vector, COSINE_NEIGHBOURS)? {
+        let similarity = similarity as f64;
         if similarity <= threshold {
             break;
         }

@@ -33,6 +33,15 @@ impl Db {
         }
     }
 
+    /// Before a write transaction's own writes: syncs the vector index when one of
+    /// `drafts` has a vector its cosine dedup will compare.
+    pub(super) fn sync_for_dedup(&self, tx: &Connection, drafts: &[super::Draft]) -> Result<()> {
+        if drafts.iter().any(|d| d.vector.as_ref().and_then(Embedding::vector).is_some()) {
+            self.sync_vectors(tx)?;
+        }
+        Ok(())
+    }
+
     /// Stores a memory's embedding (a vector, or the mark that the model cannot
     /// represent its text); returns whether it got a vector.
     pub(super) fn store_embedding(&self, tx: &Connection, id: i64, collection: &str, e: Option<&Embedding>) -> Result<bool> {
@@ -169,7 +178,7 @@ impl Db {
             d.vector = v;
         }
         let stored = self.write(|tx| {
-            self.sync_vectors(tx)?;
+            self.sync_for_dedup(tx, &drafts)?;
             drafts
                 .iter()
                 .map(|d| self.store_draft_in(tx, d, &|tx, d, v| self.find_fact_duplicate(tx, d, v)))

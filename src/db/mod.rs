@@ -207,20 +207,8 @@ impl Db {
         })
     }
 
-    /// Stores a draft in one write transaction, unless its session is not active
-    /// or `find_dup` finds an equivalent memory. Returns (id, duplicate).
-    fn store_draft(
-        &self,
-        d: &Draft,
-        find_dup: impl Fn(&Connection, &Draft, bool) -> Result<Option<Duplicate>>,
-    ) -> Result<Stored> {
-        self.write(|tx| {
-            self.sync_vectors(tx)?;
-            self.store_draft_in(tx, d, &find_dup)
-        })
-    }
-
-    /// [`Db::store_draft`] inside the caller's write transaction. `find_dup` is told
+    /// Stores a draft inside the caller's write transaction, unless its session is
+    /// not active or `find_dup` finds an equivalent memory. `find_dup` is told
     /// whether the stored vectors are comparable with the draft's.
     fn store_draft_in(
         &self,
@@ -275,7 +263,10 @@ impl Db {
         };
         let mut d = self.draft(MemoryKind::Fact, insight, fields)?;
         d.vector = self.embed_passages(&[insight]).pop().flatten();
-        let stored = self.store_draft(&d, |tx, d, v| self.find_fact_duplicate(tx, d, v))?;
+        let stored = self.write(|tx| {
+            self.sync_for_dedup(tx, std::slice::from_ref(&d))?;
+            self.store_draft_in(tx, &d, &|tx, d, v| self.find_fact_duplicate(tx, d, v))
+        })?;
         Ok(learn_outcome(d, stored))
     }
 
@@ -335,7 +326,7 @@ impl Db {
         };
         let mut d = self.draft(MemoryKind::Perception, desc, fields)?;
         d.vector = self.embed_passages(&[desc]).pop().flatten();
-        let stored = self.store_draft(&d, |tx, d, _| dedup::exact(tx, d.collection, &d.hash, None))?;
+        let stored = self.write(|tx| self.store_draft_in(tx, &d, &|tx, d, _| dedup::exact(tx, d.collection, &d.hash, None)))?;
         Ok(PerceptionOutcome {
             memory_id: stored.id,
             duplicate: stored.duplicate,
@@ -367,11 +358,14 @@ impl Db {
         };
         // A query of symbols only ("*") lists memories newest first: no vector
         // search; nor while the stored vectors are another model's (no point
-        // embedding the query).
-        let wants_vector = self.embedder.is_some() && req.query.chars().any(char::is_alphanumeric);
-        let query = match wants_vector && self.store.read(|c| self.vectors_ready(c))? {
-            true => self.embed_query(req.query),
-            false => None,
+        // embedding the query). An index that holds this model's vectors says
+        // they were ready at the last sync, which saves a read on every recall.
+        let query = match &self.embedder {
+            Some(e) if req.query.chars().any(char::is_alphanumeric) => {
+                let ready = self.vindex.holds(e.stamp()) || self.store.read(|c| self.vectors_ready(c))?;
+                ready.then(|| self.embed_query(req.query)).flatten()
+            }
+            _ => None,
         };
         let (hits, mode) = self.store.read(|conn| self.hits(conn, &plan, query.as_deref()))?;
         self.record_touches(&hits);

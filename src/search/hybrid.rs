@@ -14,7 +14,7 @@ use rusqlite::Connection;
 
 use super::candidates::{self, Candidate, Lookup};
 use super::index::TextIndex;
-use super::vindex::{self, Nearest};
+use super::vindex::Nearest;
 use super::{admit, normalise, quality, rrf, Plan, Ranked, REAL_WORLD_BOOST};
 use crate::error::Result;
 use crate::store::vectors;
@@ -99,19 +99,10 @@ fn vector_list(conn: &Connection, near: &Nearest, plan: &Plan, query: &[f32], de
     let selective = plan.filter.is_some() || plan.spatial.is_some() || plan.session_id.is_some() || plan.exclude_session.is_some();
     let mut k = if selective { depth * 4 } else { depth + depth / 4 };
     loop {
-        let (found, exhausted) = match near.index.nearest(near.model, near.collection, query, k) {
-            Some(n) => {
-                let done = n.len() < k;
-                (n.into_iter().map(|(cos, id)| (id, vindex::l2_from_cosine(cos))).collect(), done)
-            }
-            None => {
-                let n = vectors::knn(conn, plan.collection, query, k)?;
-                let done = n.len() < k.min(vectors::MAX_K) || k >= vectors::MAX_K;
-                (n, done)
-            }
-        };
+        let found = near.knn(query, k)?;
+        let exhausted = found.len() < k;
         let mut out = Vec::with_capacity(depth);
-        for (id, _) in found {
+        for (_, id) in found {
             if seen.get(&id) == Some(&false) {
                 continue;
             }

@@ -1,11 +1,13 @@
 //! In-process vector index of the stored vectors, one per open handle.
 //!
 //! sqlite-vec's `vec0` table stays the store of record, but its KNN costs about
-//! 0.7 µs per stored vector (7 ms at 10k, 73 ms at 100k on the benchmark
-//! machine) and a read of one vector by rowid about 250 µs. This index keeps
-//! every vector as 16-bit codes in two int8 planes ([`super::quant`]): a KNN
-//! scans the int8 plane (one byte per dimension, SIMD) and re-scores a few times
-//! `k` candidates with both planes, which ranks as f32 does.
+//! 0.5–0.7 µs per stored vector (4–7 ms at 10k, 52–74 ms at 100k on the
+//! benchmark machine) and a read of one vector by rowid about 250 µs. This index
+//! keeps every vector as 16-bit codes in two int8 planes plus its sign bits
+//! ([`super::quant`]): a KNN scans the int8 plane (one byte per dimension, SIMD)
+//! and re-scores a few times `k` candidates with both planes, which ranks as f32
+//! does. Large collections are first narrowed by the sign bits, when that pass
+//! can be trusted ([`BINARY_FROM`]).
 //!
 //! Synchronisation follows the BM25 index ([`super::index`]): every write that
 //! adds, replaces or drops a vector stamps the row with the next `rev`; a reader
@@ -13,7 +15,7 @@
 //! read transaction. Vectors this handle wrote come from a cache filled when
 //! their transaction committed; others' are read from sqlite-vec, and when many
 //! rows changed (or the model stamp did) the index is reloaded from sqlite-vec's
-//! chunk tables in one pass (~36 ms per 10k vectors).
+//! chunk tables in one pass (5–9 µs per vector).
 //!
 //! A write transaction that searches vectors (cosine dedup) syncs the index
 //! before its own first write, so the index then holds exactly the committed
@@ -29,7 +31,7 @@ use rusqlite::Connection;
 
 use super::quant::{self, Query};
 use crate::embed::ModelStamp;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::store::vectors;
 
 /// Changed rows whose vectors would each be read from sqlite-vec above which a
@@ -106,9 +108,15 @@ pub struct Nearest<'a> {
     pub collection: &'a str,
 }
 
-/// L2 distance of two unit vectors with cosine `cos` (what sqlite-vec reports).
-pub fn l2_from_cosine(cos: f32) -> f64 {
-    (2.0 - 2.0 * cos as f64).max(0.0).sqrt()
+impl Nearest<'_> {
+    /// The `k` nearest to `query` (see [`VectorIndex::nearest`]). The caller
+    /// synced the index in this transaction, so not holding the model's vectors
+    /// is a bug, reported as an internal error.
+    pub fn knn(&self, query: &[f32], k: usize) -> Result<Neighbours> {
+        self.index
+            .nearest(self.model, self.collection, query, k)
+            .ok_or_else(|| Error::internal("vector index searched before it was synced"))
+    }
 }
 
 /// Scores `(cosine, id)`, best first.
@@ -132,7 +140,7 @@ impl VectorIndex {
         }
         let mut fresh = self.fresh.lock();
         let loaded = inner.stamp.as_deref() == Some(stamp.as_str());
-        let changed = if loaded { Some(vectors::changed_since(conn, inner.rev, None)?) } else { None };
+        let changed = if loaded { Some(vectors::changed_since(conn, inner.rev)?) } else { None };
         let lookups = changed.as_ref().map_or(usize::MAX, |c| {
             c.iter().filter(|c| c.has_vector && fresh.get(&c.id).is_none_or(|w| w.rev != c.rev)).count()
         });

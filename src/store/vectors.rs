@@ -115,6 +115,19 @@ fn blob(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
+/// Reads a little-endian f32 blob into `out` (as many values as both hold).
+fn unblob_into(b: &[u8], out: &mut [f32]) {
+    for (x, c) in out.iter_mut().zip(b.chunks_exact(4)) {
+        *x = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+    }
+}
+
+fn unblob(b: &[u8]) -> Vec<f32> {
+    let mut v = vec![0f32; b.len() / 4];
+    unblob_into(b, &mut v);
+    v
+}
+
 /// Stores (or replaces) the vector of memory `id`, marks it embedded and stamps
 /// the row with the next `rev` (so every handle's vector index picks it up).
 /// Returns that rev.
@@ -152,7 +165,7 @@ pub fn get(conn: &Connection, id: i64) -> Result<Option<Vec<f32>>> {
         .prepare_cached("SELECT embedding FROM memory_vec WHERE rowid = ?1")?
         .query_row([id], |r| r.get(0))
         .optional()?;
-    Ok(b.map(|b| b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()))
+    Ok(b.as_deref().map(unblob))
 }
 
 /// The `k` nearest memories of `collection` to `query`: (id, L2 distance), nearest first.
@@ -212,9 +225,7 @@ pub fn for_each_stored(conn: &Connection, dim: usize, mut f: impl FnMut(i64, &st
             }
             for i in (0..n).filter(|i| valid[i / 8] >> (i % 8) & 1 == 1) {
                 let id = i64::from_le_bytes(ids[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
-                for (x, c) in v.iter_mut().zip(vecs[i * bytes..(i + 1) * bytes].chunks_exact(4)) {
-                    *x = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-                }
+                unblob_into(&vecs[i * bytes..(i + 1) * bytes], &mut v);
                 f(id, coll, &v);
             }
         }
@@ -223,8 +234,7 @@ pub fn for_each_stored(conn: &Connection, dim: usize, mut f: impl FnMut(i64, &st
     let mut st = conn.prepare("SELECT rowid, collection, embedding FROM memory_vec")?;
     let mut rows = st.query([])?;
     while let Some(r) = rows.next()? {
-        let v: Vec<f32> = r.get_ref(2)?.as_blob()?.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
-        f(r.get(0)?, r.get_ref(1)?.as_str()?, &v);
+        f(r.get(0)?, r.get_ref(1)?.as_str()?, &unblob(r.get_ref(2)?.as_blob()?));
     }
     Ok(())
 }
@@ -238,13 +248,12 @@ pub struct Changed {
     pub has_vector: bool,
 }
 
-/// Memories changed after `rev` (ascending), in `collection` if given.
-pub fn changed_since(conn: &Connection, rev: i64, collection: Option<&str>) -> Result<Vec<Changed>> {
+/// Memories changed after `rev`, in rev order.
+pub fn changed_since(conn: &Connection, rev: i64) -> Result<Vec<Changed>> {
     let mut st = conn.prepare_cached(
-        "SELECT id, rev, collection, status = 'active' AND embedded = 1 FROM memories
-         WHERE rev > ?1 AND (?2 IS NULL OR collection = ?2) ORDER BY rev",
+        "SELECT id, rev, collection, status = 'active' AND embedded = 1 FROM memories WHERE rev > ?1 ORDER BY rev",
     )?;
-    let rows = st.query_map(params![rev, collection], |r| {
+    let rows = st.query_map([rev], |r| {
         Ok(Changed { id: r.get(0)?, rev: r.get(1)?, collection: r.get(2)?, has_vector: r.get(3)? })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
