@@ -43,7 +43,7 @@ unsafe fn tag_list<'a>(tags: *const *const c_char, count: usize) -> Result<Vec<&
     if tags.is_null() {
         return if count == 0 { Ok(Vec::new()) } else { Err(Error::invalid("tags is NULL but tag_count is not 0")) };
     }
-    (0..count).map(|i| req_str(*tags.add(i), "tags[i]")).collect()
+    (0..count).map(|i| req_str(*tags.add(i), &format!("tags[{i}]"))).collect()
 }
 
 /// Sets every field of `opts` to its default (all NULL).

@@ -217,6 +217,19 @@ static void test_every_string_argument(void) {
 
 /* Documented limits, counted in characters (not bytes): at the limit the call
  * gets past validation, one character more is RM_INVALID_ARGUMENT. */
+/* A NULL entry in a tags array is named by its index, also inside a batch item. */
+static void test_null_tag_entry(void) {
+    const char *tags[] = {"fine", NULL};
+    rm_learn_options lo = {0};
+    rm_learn_item items[2] = {{"first item", NULL}, {"second item", &lo}};
+    lo.tags = tags;
+    lo.tag_count = 2;
+    CHECK(rm_learn(main_fx.db, "tagged text", &lo, NULL) == RM_INVALID_ARGUMENT);
+    CHECK(strcmp(rm_last_error(), "tags[1] is NULL") == 0);
+    CHECK(rm_learn_batch(main_fx.db, items, 2, NULL) == RM_INVALID_ARGUMENT);
+    CHECK(strcmp(rm_last_error(), "items[1]: tags[1] is NULL") == 0);
+}
+
 static void test_limits(void) {
     static const struct { enum slot s; const char *unit; size_t max; rm_status at_max; } LIMITS[] = {
         {LEARN_INSIGHT, "x", RM_MAX_CONTENT_CHARS, RM_OK},
@@ -750,6 +763,7 @@ int main(void) {
     test_null_pointers();
     test_every_string_argument();
     test_limits();
+    test_null_tag_entry();
     test_malformed_json();
     test_deep_json();
     test_numbers_and_enums();

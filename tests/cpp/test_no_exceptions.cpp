@@ -37,6 +37,10 @@ bool aborts(F f) {
 }
 
 int main() {
+    // No model from the environment: these handles run BM25 only (the model test
+    // in test_wrapper opens its model through ROBOTMEM_TEST_* explicitly).
+    ::unsetenv("ROBOTMEM_MODEL_DIR");
+    ::unsetenv("ROBOTMEM_ORT_LIBRARY");
     auto opened = robotmem::Db::try_open(robotmem::OpenOptions::in_memory());
     CHECK(opened.ok());
     const robotmem::Db db = std::move(*opened);

@@ -3,6 +3,7 @@
 #include "check.hpp"
 
 #include <atomic>
+#include <cstdlib>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -106,6 +107,10 @@ void close_race(const std::string& path) {
 }  // namespace
 
 int main() {
+    // No model from the environment: these handles run BM25 only (the model test
+    // in test_wrapper opens its model through ROBOTMEM_TEST_* explicitly).
+    ::unsetenv("ROBOTMEM_MODEL_DIR");
+    ::unsetenv("ROBOTMEM_ORT_LIBRARY");
     check::TempDir dir;
     const std::string path = dir.file("threads.db");
     std::size_t total = 0;

@@ -9,6 +9,7 @@
 #include "check.hpp"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -890,6 +891,10 @@ void test_full(const check::TempDir& dir) {
 }  // namespace
 
 int main() {
+    // No model from the environment: these handles run BM25 only (the model test
+    // in test_wrapper opens its model through ROBOTMEM_TEST_* explicitly).
+    ::unsetenv("ROBOTMEM_MODEL_DIR");
+    ::unsetenv("ROBOTMEM_ORT_LIBRARY");
     check::TempDir dir;
     test_library_functions();
     test_result_type();
