@@ -19,7 +19,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 start=$SECONDS
-unset LD_LIBRARY_PATH # shared libraries must be found through RPATH or the setup scripts
+# Shared libraries must be found through RPATH or the setup scripts; a sourced
+# ROS 2 environment keeps its own library path.
+[ -n "${ROS_DISTRO:-}" ] || unset LD_LIBRARY_PATH
 export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc 2>/dev/null || echo 2)}
 step() { printf '\n=== %s\n' "$*"; }
 fail() { echo "colcon-test: $*" >&2; exit 1; }

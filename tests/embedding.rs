@@ -18,7 +18,7 @@ fn learn(db: &Db, text: &str) -> LearnOutcome {
     db.learn(&LearnRequest { insight: text, ..Default::default() }).unwrap()
 }
 
-fn recall<'a>(db: &Db, q: &'a str) -> RecallResult {
+fn recall(db: &Db, q: &str) -> RecallResult {
     db.recall(&RecallRequest { query: q, n: 3, ..Default::default() }).unwrap()
 }
 

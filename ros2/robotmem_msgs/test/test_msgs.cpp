@@ -215,6 +215,10 @@ TEST(RobotmemMsgs, FillCopyCompare) {
   u.has_context = true;
   srv::StartSession::Request s;
   s.collection = "robot_a";
+  EXPECT_EQ(srv::Forget::Request(f).reason, "wrong");
+  EXPECT_EQ(srv::Update::Request(u), u);
+  EXPECT_TRUE(srv::Update::Request(u).has_context);
+  EXPECT_EQ(srv::StartSession::Request(s).collection, "robot_a");
   msg::NodeStatus ns;
   ns.ready = true;
   ns.perception_lost = 2;

@@ -13,7 +13,7 @@ publish perception can be loaded into the same container (intra-process).
 """
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
-from launch.substitutions import EnvironmentVariable, LaunchConfiguration, PathJoinSubstitution
+from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import ComposableNodeContainer
 from launch_ros.descriptions import ComposableNode
 from launch_ros.substitutions import FindPackageShare
@@ -28,9 +28,8 @@ def generate_launch_description():
         DeclareLaunchArgument("namespace", default_value="",
                               description="namespace of the memory node (e.g. the robot's name)"),
         DeclareLaunchArgument(
-            "db_path",
-            default_value=PathJoinSubstitution([EnvironmentVariable("HOME"), ".robotmem", "memory.db"]),
-            description="robotmem database file"),
+            "db_path", default_value="",
+            description="robotmem database file (empty: ~/.robotmem/memory.db, directory created 0700)"),
         DeclareLaunchArgument(
             "params_file",
             default_value=PathJoinSubstitution([FindPackageShare("robotmem_ros"), "config", "params.yaml"]),

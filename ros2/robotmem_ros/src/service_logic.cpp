@@ -9,6 +9,40 @@
 namespace robotmem_ros
 {
 
+// The message constants are the C API's values: the handlers below convert
+// with static_cast, so a mismatch must not compile.
+static_assert(msg::StatusCode::OK == RM_OK, "msg::StatusCode::OK");
+static_assert(msg::StatusCode::INVALID_ARGUMENT == RM_INVALID_ARGUMENT, "msg::StatusCode::INVALID_ARGUMENT");
+static_assert(msg::StatusCode::NOT_FOUND == RM_NOT_FOUND, "msg::StatusCode::NOT_FOUND");
+static_assert(msg::StatusCode::DUPLICATE == RM_DUPLICATE, "msg::StatusCode::DUPLICATE");
+static_assert(msg::StatusCode::BUSY == RM_BUSY, "msg::StatusCode::BUSY");
+static_assert(msg::StatusCode::IO == RM_IO, "msg::StatusCode::IO");
+static_assert(msg::StatusCode::CORRUPT == RM_CORRUPT, "msg::StatusCode::CORRUPT");
+static_assert(msg::StatusCode::EMBEDDING_UNAVAILABLE == RM_EMBEDDING_UNAVAILABLE, "msg::StatusCode::EMBEDDING_UNAVAILABLE");
+static_assert(msg::StatusCode::FULL == RM_FULL, "msg::StatusCode::FULL");
+static_assert(msg::StatusCode::INVALID_STATE == RM_INVALID_STATE, "msg::StatusCode::INVALID_STATE");
+static_assert(msg::StatusCode::SCHEMA_TOO_NEW == RM_SCHEMA_TOO_NEW, "msg::StatusCode::SCHEMA_TOO_NEW");
+static_assert(msg::StatusCode::CLOSED == RM_CLOSED, "msg::StatusCode::CLOSED");
+static_assert(msg::StatusCode::READ_ONLY == RM_READ_ONLY, "msg::StatusCode::READ_ONLY");
+static_assert(msg::StatusCode::INTERNAL == RM_INTERNAL, "msg::StatusCode::INTERNAL");
+static_assert(msg::StatusCode::PANIC == RM_PANIC, "msg::StatusCode::PANIC");
+static_assert(msg::Memory::TYPE_FACT == RM_MEMORY_FACT, "msg::Memory::TYPE_FACT");
+static_assert(msg::Memory::TYPE_PERCEPTION == RM_MEMORY_PERCEPTION, "msg::Memory::TYPE_PERCEPTION");
+static_assert(msg::Memory::STATUS_ACTIVE == RM_MEMORY_ACTIVE, "msg::Memory::STATUS_ACTIVE");
+static_assert(msg::Memory::STATUS_SUPERSEDED == RM_MEMORY_SUPERSEDED, "msg::Memory::STATUS_SUPERSEDED");
+static_assert(msg::Memory::STATUS_INVALIDATED == RM_MEMORY_INVALIDATED, "msg::Memory::STATUS_INVALIDATED");
+static_assert(srv::Learn::Response::DUP_NONE == RM_DUP_NONE, "srv::Learn::Response::DUP_NONE");
+static_assert(srv::Learn::Response::DUP_EXACT == RM_DUP_EXACT, "srv::Learn::Response::DUP_EXACT");
+static_assert(srv::Learn::Response::DUP_JACCARD == RM_DUP_JACCARD, "srv::Learn::Response::DUP_JACCARD");
+static_assert(srv::Learn::Response::DUP_COSINE == RM_DUP_COSINE, "srv::Learn::Response::DUP_COSINE");
+static_assert(srv::Recall::Response::MODE_HYBRID == RM_MODE_HYBRID, "srv::Recall::Response::MODE_HYBRID");
+static_assert(srv::Recall::Response::MODE_BM25_ONLY == RM_MODE_BM25_ONLY, "srv::Recall::Response::MODE_BM25_ONLY");
+static_assert(srv::Recall::Response::MODE_VEC_ONLY == RM_MODE_VEC_ONLY, "srv::Recall::Response::MODE_VEC_ONLY");
+static_assert(srv::Recall::Response::MODE_SCAN == RM_MODE_SCAN, "srv::Recall::Response::MODE_SCAN");
+static_assert(msg::NodeStatus::EMBED_READY == RM_EMBED_READY, "msg::NodeStatus::EMBED_READY");
+static_assert(msg::NodeStatus::EMBED_UNAVAILABLE == RM_EMBED_UNAVAILABLE, "msg::NodeStatus::EMBED_UNAVAILABLE");
+static_assert(msg::NodeStatus::EMBED_MODEL_MISMATCH == RM_EMBED_MODEL_MISMATCH, "msg::NodeStatus::EMBED_MODEL_MISMATCH");
+
 namespace
 {
 

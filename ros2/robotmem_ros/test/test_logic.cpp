@@ -265,9 +265,35 @@ TEST(Services, Errors)
   const robotmem::Db closed;
   l = learn(closed, "anything at all here");
   EXPECT_EQ(l.status, StatusCode::CLOSED);
-  rs = srv::Recall::Response();
-  handle_recall(closed, srv::Recall::Request(), rs);
-  EXPECT_EQ(rs.status, StatusCode::CLOSED);
+  {
+    srv::Recall::Response r;
+    handle_recall(closed, srv::Recall::Request(), r);
+    EXPECT_EQ(r.status, StatusCode::CLOSED);
+    srv::SavePerception::Request pq1;
+    pq1.perception = perception("", 0, "tactile grip force profile during the grasp");
+    srv::SavePerception::Response p;
+    handle_save_perception(closed, pq1, p);
+    EXPECT_EQ(p.status, StatusCode::CLOSED);
+    srv::Forget::Request fq1;
+    fq1.memory_id = 1;
+    srv::Forget::Response f;
+    handle_forget(closed, fq1, f);
+    EXPECT_EQ(f.status, StatusCode::CLOSED);
+    srv::Update::Request uq1;
+    uq1.memory_id = 1;
+    uq1.new_content = "new text";
+    srv::Update::Response u;
+    handle_update(closed, uq1, u);
+    EXPECT_EQ(u.status, StatusCode::CLOSED);
+    srv::StartSession::Response s;
+    handle_start_session(closed, srv::StartSession::Request(), s);
+    EXPECT_EQ(s.status, StatusCode::CLOSED);
+    srv::EndSession::Request eq1;
+    eq1.session_id = "00000000-0000-0000-0000-000000000000";
+    srv::EndSession::Response e;
+    handle_end_session(closed, eq1, e);
+    EXPECT_EQ(e.status, StatusCode::CLOSED);
+  }
   msg::NodeStatus ns;
   fill_embedding_status(closed, ns);
   EXPECT_EQ(ns.embedding_state, msg::NodeStatus::EMBED_UNAVAILABLE);
@@ -431,9 +457,11 @@ TEST(Services, ConcurrentRecallWhileWriting)
 {
   const auto db = open_memory();
   ASSERT_EQ(learn(db, "door code for the lab is on the whiteboard").status, StatusCode::OK);
+  int stored = 0;
   std::thread writer([&] {
       for (int i = 0; i < 50; ++i) {
-        learn(db, "observation number " + std::to_string(i) + " about shelf " + std::to_string(i * 7));
+        stored += learn(db, "observation number " + std::to_string(i) + " about shelf " + std::to_string(i * 7))
+          .status == StatusCode::OK;
       }
     });
   int ok = 0;
@@ -446,6 +474,7 @@ TEST(Services, ConcurrentRecallWhileWriting)
   }
   writer.join();
   EXPECT_EQ(ok, 50);
+  EXPECT_EQ(stored, 50);
 }
 
 // --- perception batcher -------------------------------------------------------------
