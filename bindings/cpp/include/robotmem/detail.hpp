@@ -124,14 +124,6 @@ inline bool check_no_nul(std::string_view s, const char* field, Failure& f) {
     return f.set(Status::InvalidArgument, nul_message(field, at));
 }
 
-/// As check_no_nul() for a field of items[index] of a batch: the message starts
-/// with "items[<index>]: ", as the library's messages for batch items do.
-inline bool check_item_no_nul(std::size_t index, const std::string& s, const char* field, Failure& f) {
-    const auto at = s.find('\0');
-    if (at == std::string::npos) return true;
-    return f.set(Status::InvalidArgument, "items[" + std::to_string(index) + "]: " + nul_message(field, at));
-}
-
 /// NULL for an empty std::string (option fields: empty means "not set"), else
 /// its c_str(); fails on an embedded NUL. No copy is made.
 inline bool opt_c_str(const std::string& s, const char* field, const char*& out, Failure& f) {

@@ -404,13 +404,7 @@ private:
         detail::CString text;
         detail::TagArray tags;
         rm_learn_options c;
-        rm_learn_options_init(&c);
-        if (!text.assign(insight, "insight", f) || !detail::opt_c_str(o.context, "opts.context", c.context, f) ||
-            !detail::opt_c_str(o.collection, "opts.collection", c.collection, f) ||
-            !detail::opt_c_str(o.session_id, "opts.session_id", c.session_id, f) || !tags.set(o.tags, f))
-            return false;
-        c.tags = tags.data();
-        c.tag_count = tags.size();
+        if (!text.assign(insight, "insight", f) || !learn_options_into(o, tags, c, f)) return false;
         rm_learn_result* raw = nullptr;
         const rm_status st = rm_learn(db, text.get(), &c, &raw);
         if (st != RM_OK) return f.from_c(st);
@@ -570,45 +564,38 @@ private:
         return true;
     }
 
+    /// rm_learn_options for `o` (strings point into `o`, tags into `tags`).
+    /// Fails on a NUL byte, naming the field.
+    static bool learn_options_into(const LearnOptions& o, detail::TagArray& tags, rm_learn_options& c,
+                                   detail::Failure& f) {
+        rm_learn_options_init(&c);
+        if (!detail::opt_c_str(o.context, "opts.context", c.context, f) ||
+            !detail::opt_c_str(o.collection, "opts.collection", c.collection, f) ||
+            !detail::opt_c_str(o.session_id, "opts.session_id", c.session_id, f) || !tags.set(o.tags, f))
+            return false;
+        c.tags = tags.data();
+        c.tag_count = tags.size();
+        return true;
+    }
+
     bool batch_into(const std::vector<LearnItem>& items, std::vector<LearnResult>& out, detail::Failure& f) const {
         rm_db* db = live(f);
         if (!db) return false;
+        // The library checks the count (RM_MAX_BATCH) before it reads an item.
         const std::size_t n = items.size();
-        if (n > RM_MAX_BATCH)
-            return f.set(Status::InvalidArgument,
-                         "items: " + std::to_string(n) + " items exceed RM_MAX_BATCH (" +
-                             std::to_string(RM_MAX_BATCH) + ")");
         // The C items point into these vectors and into `items` (whose strings are
         // already NUL-terminated: nothing is copied); none of them reallocates below.
         std::vector<rm_learn_options> opts(n);
+        std::vector<detail::TagArray> tags(n);
         std::vector<rm_learn_item> c(n);
-        std::size_t tag_total = 0;
-        for (const LearnItem& it : items) tag_total += it.opts.tags.size();
-        std::vector<const char*> tags;
-        tags.reserve(tag_total);
         for (std::size_t i = 0; i < n; ++i) {
-            const LearnItem& it = items[i];
-            rm_learn_options& o = opts[i];
-            rm_learn_options_init(&o);
-            if (!detail::check_item_no_nul(i, it.insight, "insight", f) ||
-                !detail::check_item_no_nul(i, it.opts.context, "opts.context", f) ||
-                !detail::check_item_no_nul(i, it.opts.collection, "opts.collection", f) ||
-                !detail::check_item_no_nul(i, it.opts.session_id, "opts.session_id", f))
+            if (!detail::check_no_nul(items[i].insight, "insight", f) ||
+                !learn_options_into(items[i].opts, tags[i], opts[i], f)) {
+                f.message.insert(0, "items[" + std::to_string(i) + "]: ");  // as the library's own
                 return false;
-            o.context = it.opts.context.empty() ? nullptr : it.opts.context.c_str();
-            o.collection = it.opts.collection.empty() ? nullptr : it.opts.collection.c_str();
-            o.session_id = it.opts.session_id.empty() ? nullptr : it.opts.session_id.c_str();
-            const std::size_t first = tags.size();
-            for (std::size_t t = 0; t < it.opts.tags.size(); ++t) {
-                if (it.opts.tags[t].find('\0') != std::string::npos &&
-                    !detail::check_item_no_nul(i, it.opts.tags[t], ("opts.tags[" + std::to_string(t) + "]").c_str(), f))
-                    return false;
-                tags.push_back(it.opts.tags[t].c_str());
             }
-            o.tag_count = it.opts.tags.size();
-            o.tags = o.tag_count ? tags.data() + first : nullptr;
-            c[i].insight = it.insight.c_str();  // "" stays "": the library names the blank item
-            c[i].opts = &o;
+            c[i].insight = items[i].insight.c_str();  // "" stays "": the library names the blank item
+            c[i].opts = &opts[i];
         }
         rm_learn_batch_result* raw = nullptr;
         const rm_status st = rm_learn_batch(db, n ? c.data() : nullptr, n, &raw);
