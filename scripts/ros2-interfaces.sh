@@ -121,6 +121,10 @@ export RMW_IMPLEMENTATION=rmw_fastrtps_cpp
 EOS
     cp "$venv/local_setup.sh" "$venv/local_setup.bash"
     echo "$key" >"$venv/.robotmem-ready"
+    # Venvs of earlier keys (other requirements or fixes) in the default place are stale.
+    if [ -z "${ROBOTMEM_ROS2_VENV:-}" ]; then
+      find "$(dirname "$venv")" -mindepth 1 -maxdepth 1 -name 'ros2-jazzy-*' ! -path "$venv" -exec rm -rf {} +
+    fi
     venv_s=$((SECONDS - t0))
   else
     step "ROS 2 Jazzy wheels: $venv (cached)"
