@@ -65,7 +65,8 @@ pub struct OpenOptions {
     pub ort_library: Option<PathBuf>,
     /// ONNX Runtime intra-op threads per model run. Default 2.
     pub embed_threads: u32,
-    /// Texts per model run in batch learn and re-embed. Default 32.
+    /// Texts per model run in batch learn and re-embed. Default 32; the model's
+    /// `max_batch` (1 for the default model) caps it.
     pub embed_batch: u32,
     /// Cosine similarity above which a new fact with the same numbers and outcome
     /// as an existing one is reported as its duplicate. Default 0.85; a value

@@ -279,6 +279,8 @@ pub struct rm_open_options {
     /// ONNX Runtime threads per model run, 1–64. Default 2.
     pub embed_threads: u32,
     /// Texts per model run in rm_learn_batch() and rm_reembed(), 1–1024. Default 32.
+    /// A model whose robotmem-model.json sets max_batch runs at most that many at
+    /// once (the default model: 1, its vectors must not depend on batch neighbours).
     pub embed_batch: u32,
     /// Cosine similarity above which a new fact that has the same numbers, outcome
     /// and words (up to inflection) as a stored one is its duplicate. Default 0.85;
