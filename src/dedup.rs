@@ -12,9 +12,11 @@
 //! The check is exact, symmetric and fast: duplicates share their numbers, so
 //! candidates come from an index on (collection, numbers signature, word count)
 //! with each memory's word set stored beside it — no text is re-read or
-//! re-tokenised. Memories without numbers are looked up through FTS5 with an OR of
-//! enough of the new text's words that any candidate must contain one (built from
-//! sanitised words, never raw text).
+//! re-tokenised. Memories without numbers are looked up in the in-process text
+//! index: the postings of the rarest few of the new text's words (enough that any
+//! near-duplicate must hold one), filtered in memory by word count and by stem
+//! containment, so only true near-duplicates reach SQLite — the cost depends on
+//! those few postings, not on how many memories are stored.
 
 use std::collections::BTreeSet;
 
@@ -22,6 +24,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use sha2::{Digest, Sha256};
 
 use crate::error::Result;
+use crate::search::index::TextIndex;
 use crate::search::vindex::Nearest;
 use crate::store::memory;
 use crate::text;
@@ -157,7 +160,8 @@ pub fn exact(conn: &Connection, collection: &str, hash: &str, exclude: Option<i6
 }
 
 /// Near-duplicate layer over active facts of the collection; the most similar wins.
-pub fn near(conn: &Connection, collection: &str, terms: &Terms, exclude: Option<i64>) -> Result<Option<Duplicate>> {
+/// `index` must have been synced in the caller's transaction before its own writes.
+pub fn near(conn: &Connection, index: &TextIndex, collection: &str, terms: &Terms, exclude: Option<i64>) -> Result<Option<Duplicate>> {
     let n = terms.set.len();
     if n == 0 {
         return Ok(None);
@@ -181,22 +185,36 @@ pub fn near(conn: &Connection, collection: &str, terms: &Terms, exclude: Option<
         })?;
         return Ok(best);
     }
-    // Any candidate holds more than 70 % of these words, so at least one of any
-    // subset larger than 30 % of them: probe with the longest (likely rarest) ones.
-    let mut probe: Vec<&String> = terms.set.iter().collect();
-    probe.sort_by_key(|w| std::cmp::Reverse(w.chars().count()));
-    probe.truncate((n as f64 * (1.0 - JACCARD_THRESHOLD)).floor() as usize + 1);
-    let Some(query) = text::fts_or_query(&probe) else { return Ok(None) };
-    let mut st = conn.prepare_cached(
-        "SELECT m.id, m.terms FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
-         WHERE memories_fts MATCH ?1 AND m.collection = ?2 AND m.numbers_sig = ''
-           AND m.term_count BETWEEN ?3 AND ?4 AND m.status = 'active' AND m.type = 'fact' AND m.id != ?5",
+    // Facts without numbers: candidates from the in-process text index, which the
+    // caller synced to the committed state in this transaction before its own
+    // writes, plus the rows this transaction wrote since (a batch's earlier items).
+    let synced = index.rev().unwrap_or(-1);
+    let mut ids = index.near_duplicates(collection, &terms.order, (lo, hi), max_missing(n));
+    let mut own = conn.prepare_cached(
+        "SELECT id FROM memories INDEXED BY idx_mem_rev WHERE rev > ?1 AND collection = ?2 AND numbers_sig = ''
+           AND term_count BETWEEN ?3 AND ?4 AND status = 'active' AND type = 'fact'",
     )?;
-    let mut rows = st.query(params![query, collection, lo, hi, exclude])?;
-    while let Some(r) = rows.next()? {
-        consider(r.get(0)?, r.get(1)?);
+    for id in own.query_map(params![synced, collection, lo, hi], |r| r.get(0))? {
+        ids.push(id?);
+    }
+    let mut st = conn.prepare_cached(
+        "SELECT terms FROM memories WHERE id = ?1 AND collection = ?2 AND numbers_sig = ''
+           AND status = 'active' AND type = 'fact'",
+    )?;
+    for id in ids {
+        if id != exclude {
+            if let Some(stored) = st.query_row(params![id, collection], |r| r.get(0)).optional()? {
+                consider(id, stored);
+            }
+        }
     }
     Ok(best)
+}
+
+/// How many of a text's `n` words a near-duplicate contained in it may lack:
+/// the largest `k` with `(n - k) / n > JACCARD_THRESHOLD`.
+fn max_missing(n: usize) -> usize {
+    (0..n).take_while(|&k| (n - k) as f64 / n as f64 > JACCARD_THRESHOLD).last().unwrap_or(0)
 }
 
 /// Active facts of `collection` whose numbers signature is `sig` (indexed) and

@@ -178,11 +178,16 @@ pub fn term_set(text: &str) -> BTreeSet<String> {
     term_sequence(text).into_iter().collect()
 }
 
+/// Whether dedup and consolidation compare this word (see [`term_sequence`]).
+pub fn is_dedup_word(w: &str) -> bool {
+    is_significant(w) && !is_stopword(w)
+}
+
 /// The same words as [`term_set`], each once, in order of first occurrence.
 pub fn term_sequence(text: &str) -> Vec<String> {
     let mut seq: Vec<String> = Vec::new();
     for_each_word(text, |w| {
-        if is_significant(w) && !is_stopword(w) && !seq.iter().any(|x| x == w) {
+        if is_dedup_word(w) && !seq.iter().any(|x| x == w) {
             seq.push(w.to_string());
         }
     });

@@ -33,9 +33,14 @@ impl Db {
         }
     }
 
-    /// Before a write transaction's own writes: syncs the vector index when one of
-    /// `drafts` has a vector its cosine dedup will compare.
+    /// Before a write transaction's own writes: syncs the text index when one of
+    /// `drafts` is a fact without numbers (its near-duplicate candidates come from
+    /// it) and the vector index when one has a vector its cosine dedup will compare.
+    /// Only here: synced later, an index would take in the transaction's own writes.
     pub(super) fn sync_for_dedup(&self, tx: &Connection, drafts: &[super::Draft]) -> Result<()> {
+        if drafts.iter().any(|d| d.terms.numbers.is_empty() && !d.terms.set.is_empty()) {
+            self.index.sync(tx)?;
+        }
         if drafts.iter().any(|d| d.vector.as_ref().and_then(Embedding::vector).is_some()) {
             self.sync_vectors(tx)?;
         }

@@ -3,6 +3,8 @@
 //! Embedding-related operations (status, re-embed, batch learn) are in `embedding`.
 
 mod embedding;
+#[cfg(test)]
+mod tests;
 
 use std::collections::HashMap;
 
@@ -275,7 +277,7 @@ impl Db {
         if let Some(x) = dedup::exact(tx, d.collection, &d.hash, None)? {
             return Ok(Some(x));
         }
-        if let Some(x) = dedup::near(tx, d.collection, &d.terms, None)? {
+        if let Some(x) = dedup::near(tx, &self.index, d.collection, &d.terms, None)? {
             return Ok(Some(x));
         }
         match (d.vector.as_ref().and_then(Embedding::vector), vec_ok) {

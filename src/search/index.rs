@@ -44,6 +44,9 @@ struct Doc {
     collection: u32,
     len: u32,
     live: bool,
+    /// Word count of the near-duplicate layer (`term_count`) for an active fact
+    /// without numbers, else -1: the memories [`TextIndex::near_duplicates`] considers.
+    dedup_len: i32,
     /// (term id, term frequency): kept to rebuild postings when compacting.
     terms: Vec<(u32, u16)>,
 }
@@ -56,6 +59,9 @@ struct Inner {
     postings: Vec<Vec<(u32, u16)>>,
     /// Live documents per term.
     df: Vec<u32>,
+    /// Per term: it can stem from a word the near-duplicate layer ignores (an
+    /// English stopword or a one-character word), see [`TextIndex::near_duplicates`].
+    ignorable: Vec<bool>,
     collections: HashMap<String, u32>,
     docs: Vec<Doc>,
     by_id: HashMap<i64, u32>,
@@ -87,7 +93,9 @@ impl TextIndex {
             None => -1,
         };
         let mut st = conn.prepare_cached(
-            "SELECT id, collection, status = 'active', content FROM memories WHERE rev > ?1 AND rev <= ?2",
+            "SELECT id, collection, status = 'active', content,
+                    CASE WHEN type = 'fact' AND numbers_sig = '' THEN term_count ELSE -1 END
+             FROM memories WHERE rev > ?1 AND rev <= ?2",
         )?;
         let mut rows = st.query(params![from, head])?;
         while let Some(r) = rows.next()? {
@@ -96,7 +104,7 @@ impl TextIndex {
             if r.get::<_, bool>(2)? {
                 let collection: String = r.get(1)?;
                 let content: String = r.get(3)?;
-                inner.add(id, &collection, &content);
+                inner.add(id, &collection, &content, r.get(4)?);
             }
         }
         inner.rev = Some(head);
@@ -148,6 +156,61 @@ impl TextIndex {
         }
     }
 
+    /// The `rev` the index was last synced to (`None` before the first sync).
+    pub fn rev(&self) -> Option<i64> {
+        self.inner.read().rev
+    }
+
+    /// Candidates for the near-duplicate check of a fact without numbers whose
+    /// dedup words are `words` (each once): the active facts without numbers of
+    /// `collection` with `lo..=hi` dedup words that could hold all of `words` or
+    /// be held by them, with at most `max_missing` of them missing. Exact in the
+    /// safe direction: every near-duplicate is returned (the caller checks each).
+    ///
+    /// In stems, a near-duplicate holds all of our stems (it holds our words) or
+    /// all its stems are ours or ignorable (its words are among ours). It lacks
+    /// at most `max_missing` of our stems, so it holds one of any `max_missing + 1`
+    /// of them: only the postings of the rarest ones are read.
+    pub fn near_duplicates(&self, collection: &str, words: &[String], (lo, hi): (i64, i64), max_missing: usize) -> Vec<i64> {
+        let inner = self.inner.read();
+        let Some(&coll) = inner.collections.get(collection) else { return Vec::new() };
+        let mut ours: Vec<Option<u32>> = words.iter().map(|w| inner.term_ids.get(&term(w)).copied()).collect();
+        ours.sort_unstable();
+        ours.dedup();
+        // Stems the index has never seen (df 0) are the cheapest probes of all.
+        let unseen = ours.iter().filter(|t| t.is_none()).count();
+        let mut known: Vec<u32> = ours.into_iter().flatten().collect();
+        if unseen > max_missing {
+            return Vec::new();
+        }
+        let mut probe = known.clone();
+        probe.sort_unstable_by_key(|&t| inner.df[t as usize]);
+        probe.truncate(max_missing + 1 - unseen);
+        known.sort_unstable();
+        let mut docs: Vec<u32> = Vec::new();
+        for t in probe {
+            for &(d, _) in &inner.postings[t as usize] {
+                let doc = &inner.docs[d as usize];
+                let len = doc.dedup_len as i64;
+                if doc.live && doc.collection == coll && (lo..=hi).contains(&len) {
+                    docs.push(d);
+                }
+            }
+        }
+        docs.sort_unstable();
+        docs.dedup();
+        let holds_ours = |doc: &Doc| unseen == 0 && known.iter().all(|t| doc.terms.binary_search_by_key(t, |x| x.0).is_ok());
+        let within_ours =
+            |doc: &Doc| doc.terms.iter().all(|&(t, _)| inner.ignorable[t as usize] || known.binary_search(&t).is_ok());
+        let out = docs
+            .into_iter()
+            .map(|d| &inner.docs[d as usize])
+            .filter(|doc| holds_ours(doc) || within_ours(doc))
+            .map(|doc| doc.id)
+            .collect();
+        out
+    }
+
     /// Live documents (for tests and diagnostics).
     pub fn len(&self) -> usize {
         self.inner.read().live as usize
@@ -193,7 +256,7 @@ impl Iterator for Ranking {
 }
 
 impl Inner {
-    fn add(&mut self, id: i64, collection: &str, content: &str) {
+    fn add(&mut self, id: i64, collection: &str, content: &str, dedup_len: i32) {
         let mut counts: HashMap<u32, u16> = HashMap::new();
         let mut len = 0u32;
         text::for_each_word(content, |w| {
@@ -203,6 +266,10 @@ impl Inner {
             if tid as usize == self.postings.len() {
                 self.postings.push(Vec::new());
                 self.df.push(0);
+                self.ignorable.push(false);
+            }
+            if !text::is_dedup_word(w) {
+                self.ignorable[tid as usize] = true;
             }
             let c = counts.entry(tid).or_insert(0);
             *c = c.saturating_add(1);
@@ -217,7 +284,7 @@ impl Inner {
             self.postings[t as usize].push((d, tf));
             self.df[t as usize] += 1;
         }
-        self.docs.push(Doc { id, collection: coll, len, live: true, terms });
+        self.docs.push(Doc { id, collection: coll, len, live: true, dedup_len, terms });
         self.by_id.insert(id, d);
         self.live += 1;
         self.total_len += len as u64;
@@ -258,7 +325,7 @@ mod tests {
     fn index(docs: &[(i64, &str, &str)]) -> Inner {
         let mut i = Inner::default();
         for (id, c, text) in docs {
-            i.add(*id, c, text);
+            i.add(*id, c, text, -1);
         }
         i
     }

@@ -171,6 +171,12 @@ impl Store {
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
     }
+
+    /// The writer connection, for tests that instrument it.
+    #[cfg(test)]
+    pub fn writer_for_test(&self) -> parking_lot::MutexGuard<'_, Connection> {
+        self.writer.lock()
+    }
 }
 
 /// Runs `f` again while it fails with `Status::Busy`, for at most `timeout`.
