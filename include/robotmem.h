@@ -36,6 +36,10 @@
 #define RM_VERSION_STRING "0.2.0"
 
 
+// Confidence of a new perception (spec 000: the column default 0.9). Sensor data
+// is what was measured; the text-richness signals of facts do not apply.
+#define PERCEPTION_CONFIDENCE 0.9
+
 // Largest batch accepted by rm_learn_batch().
 #define RM_MAX_BATCH 10000
 
@@ -73,6 +77,9 @@
 
 // Results of one recall.
 #define RM_MAX_RESULTS 100
+
+// Largest `busy_timeout_ms` (SQLite takes the timeout as a C `int`).
+#define MAX_BUSY_TIMEOUT_MS (uint32_t)INT32_MAX
 
 // Status code returned by every fallible function. `RM_OK` is 0; every other
 // value is an error whose message `rm_last_error()` returns.
@@ -168,9 +175,12 @@ enum rm_dup_method
 #endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
  {
   RM_DUP_NONE = 0,
-  // Same content hash.
+  // The same text (content hash) in the same collection.
   RM_DUP_EXACT = 1,
-  // Word-set Jaccard similarity > 0.70 and the same numbers.
+  // The same fact written again: word-set Jaccard similarity > 0.70, the same
+  // numbers, the same success/failure outcome, one text's words containing the
+  // other's (words added or dropped, none substituted) and the shared words in
+  // the same order.
   RM_DUP_JACCARD = 2,
   // Embedding cosine similarity above opts.cosine_dedup (0.85) with the same
   // numbers, outcome and words up to inflection.
@@ -281,7 +291,8 @@ typedef struct rm_open_options {
   const char *path;
   // Collection used when a call passes NULL or a blank collection. NULL: "default".
   const char *default_collection;
-  // Milliseconds to wait for another process's write lock. Default 5000.
+  // Milliseconds to wait for another process's write lock, 0–2147483647
+  // (INT32_MAX, about 24.8 days). Default 5000.
   uint32_t busy_timeout_ms;
   // Default RM_DURABILITY_FULL.
   rm_durability durability;

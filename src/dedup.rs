@@ -72,20 +72,21 @@ pub struct Terms {
 
 impl Terms {
     pub fn of(content: &str) -> Terms {
-        Terms::new(text::term_sequence(content), text::numbers(content))
+        Terms::new(text::term_sequence(content), text::numbers(content), content)
     }
 
-    fn new(order: Vec<String>, numbers: Vec<String>) -> Terms {
+    fn new(order: Vec<String>, numbers: Vec<String>, content: &str) -> Terms {
         let set: BTreeSet<String> = order.iter().cloned().collect();
-        let outcome = outcome(&set);
-        Terms { set, order, numbers, outcome }
+        Terms { outcome: outcome(content, &set), set, order, numbers }
     }
 
-    /// Rebuilds the terms of a stored memory from its `terms` and `numbers_sig` columns.
-    pub fn from_stored(terms: &str, numbers_sig: &str) -> Terms {
+    /// Rebuilds the terms of a stored memory from its `terms` and `numbers_sig`
+    /// columns and its content (for the outcome: see [`outcome`]).
+    pub fn from_stored(terms: &str, numbers_sig: &str, content: &str) -> Terms {
         Terms::new(
             terms.split(' ').filter(|w| !w.is_empty()).map(str::to_string).collect(),
             numbers_sig.split(' ').filter(|w| !w.is_empty()).map(str::to_string).collect(),
+            content,
         )
     }
 
@@ -110,9 +111,20 @@ impl Terms {
 
     /// Similarity if the two texts are near-duplicates, else `None`.
     pub fn duplicate_similarity(&self, other: &Terms) -> Option<f64> {
-        let nested = self.set.is_subset(&other.set) || other.set.is_subset(&self.set);
+        self.same_fact_above(other, JACCARD_THRESHOLD)
+    }
+
+    /// Jaccard similarity if it exceeds `threshold` and the two texts state the same
+    /// fact: the same numbers and outcome, one's words holding the other's (words
+    /// added or dropped, none substituted), shared words in the same order.
+    pub fn same_fact_above(&self, other: &Terms, threshold: f64) -> Option<f64> {
         let j = text::jaccard_sets(&self.set, &other.set);
-        (j > JACCARD_THRESHOLD && nested && self.same_facts(other) && self.same_order(other)).then_some(j)
+        (j > threshold && self.nested(other) && self.same_facts(other) && self.same_order(other)).then_some(j)
+    }
+
+    /// Whether one text's words hold all of the other's.
+    pub fn nested(&self, other: &Terms) -> bool {
+        self.set.is_subset(&other.set) || other.set.is_subset(&self.set)
     }
 
     /// Whether the two texts have the same words up to inflection ("slipped" /
@@ -140,13 +152,27 @@ impl Terms {
     }
 }
 
-/// Success/failure polarity of a word set: -1 failure, 1 success, 0 neither.
-pub fn outcome(words: &BTreeSet<String>) -> i8 {
+/// Success/failure polarity of a text: -1 failure, 1 success, 0 neither.
+///
+/// English outcome words count only as whole tokens of the text, where a token is
+/// a run of letters, digits and `_`: "result=success" reports a success, but
+/// `place_error=0.01` (a parameter name) reports no error. Chinese outcome words
+/// are matched among the segmented `words`.
+pub fn outcome(content: &str, words: &BTreeSet<String>) -> i8 {
     const FAIL: &[&str] = &["fail", "failed", "failure", "failing", "fails", "slipped", "slip", "slips", "dropped", "drops",
-        "collided", "collision", "missed", "error", "unsuccessful", "失败", "滑落", "掉落", "碰撞", "未能"];
-    const OK: &[&str] = &["success", "succeeded", "successful", "successfully", "succeeds", "worked", "works", "成功"];
-    let has = |list: &[&str]| list.iter().any(|w| words.contains(*w));
-    match (has(FAIL), has(OK)) {
+        "collided", "collision", "missed", "error", "unsuccessful"];
+    const OK: &[&str] = &["success", "succeeded", "successful", "successfully", "succeeds", "worked", "works"];
+    const FAIL_ZH: &[&str] = &["失败", "滑落", "掉落", "碰撞", "未能"];
+    let (mut fail, mut ok) = (FAIL_ZH.iter().any(|w| words.contains(*w)), words.contains("成功"));
+    for token in content.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+        if token.len() < 4 || token.len() > 14 || !token.is_ascii() {
+            continue;
+        }
+        let token = token.to_ascii_lowercase();
+        fail |= FAIL.contains(&token.as_str());
+        ok |= OK.contains(&token.as_str());
+    }
+    match (fail, ok) {
         (true, _) => -1,
         (false, true) => 1,
         _ => 0,
@@ -171,16 +197,16 @@ pub fn near(conn: &Connection, index: &TextIndex, collection: &str, terms: &Term
     let sig = terms.signature();
     let exclude = exclude.unwrap_or(0);
     let mut best: Option<Duplicate> = None;
-    let mut consider = |id: i64, stored: String| {
-        if let Some(sim) = terms.duplicate_similarity(&Terms::from_stored(&stored, &sig)) {
+    let mut consider = |id: i64, stored: &str, content: &str| {
+        if let Some(sim) = terms.duplicate_similarity(&Terms::from_stored(stored, &sig, content)) {
             if best.is_none_or(|b| sim > b.similarity) {
                 best = Some(Duplicate { existing_id: id, method: DupMethod::Jaccard, similarity: sim });
             }
         }
     };
     if !sig.is_empty() {
-        facts_with_numbers(conn, collection, &sig, (lo, hi), exclude, |id, t| {
-            consider(id, t);
+        facts_with_numbers(conn, collection, &sig, (lo, hi), exclude, |id, t, c| {
+            consider(id, t, c);
             Ok(())
         })?;
         return Ok(best);
@@ -198,13 +224,14 @@ pub fn near(conn: &Connection, index: &TextIndex, collection: &str, terms: &Term
         ids.push(id?);
     }
     let mut st = conn.prepare_cached(
-        "SELECT terms FROM memories WHERE id = ?1 AND collection = ?2 AND numbers_sig = ''
+        "SELECT terms, content FROM memories WHERE id = ?1 AND collection = ?2 AND numbers_sig = ''
            AND status = 'active' AND type = 'fact'",
     )?;
     for id in ids {
         if id != exclude {
-            if let Some(stored) = st.query_row(params![id, collection], |r| r.get(0)).optional()? {
-                consider(id, stored);
+            let row: Option<(String, String)> = st.query_row(params![id, collection], |r| Ok((r.get(0)?, r.get(1)?))).optional()?;
+            if let Some((stored, content)) = row {
+                consider(id, &stored, &content);
             }
         }
     }
@@ -218,23 +245,23 @@ fn max_missing(n: usize) -> usize {
 }
 
 /// Active facts of `collection` whose numbers signature is `sig` (indexed) and
-/// whose word count is within `counts`: `f(id, stored terms)`.
+/// whose word count is within `counts`: `f(id, stored terms, content)`.
 fn facts_with_numbers(
     conn: &Connection,
     collection: &str,
     sig: &str,
     counts: (i64, i64),
     exclude: i64,
-    mut f: impl FnMut(i64, String) -> Result<()>,
+    mut f: impl FnMut(i64, &str, &str) -> Result<()>,
 ) -> Result<()> {
     let mut st = conn.prepare_cached(
-        "SELECT id, terms FROM memories INDEXED BY idx_mem_dedup
+        "SELECT id, terms, content FROM memories INDEXED BY idx_mem_dedup
          WHERE collection = ?1 AND numbers_sig = ?2 AND term_count BETWEEN ?3 AND ?4
            AND status = 'active' AND type = 'fact' AND id != ?5",
     )?;
     let mut rows = st.query(params![collection, sig, counts.0, counts.1, exclude])?;
     while let Some(r) = rows.next()? {
-        f(r.get(0)?, r.get(1)?)?;
+        f(r.get(0)?, r.get_ref(1)?.as_str()?, r.get_ref(2)?.as_str()?)?;
     }
     Ok(())
 }
@@ -264,8 +291,8 @@ pub fn cosine(conn: &Connection, near: &Nearest, vector: &[f32], terms: &Terms, 
     }
     let exclude = exclude.unwrap_or(0);
     let sig = terms.signature();
-    let qualifies = |t: &str, n: &str| {
-        let other = Terms::from_stored(t, n);
+    let qualifies = |t: &str, n: &str, c: &str| {
+        let other = Terms::from_stored(t, n, c);
         terms.same_facts(&other) && terms.rewording_of(&other)
     };
     let mut best: Option<Duplicate> = None;
@@ -275,8 +302,8 @@ pub fn cosine(conn: &Connection, near: &Nearest, vector: &[f32], terms: &Terms, 
         }
     };
     if !sig.is_empty() {
-        facts_with_numbers(conn, near.collection, &sig, (0, i64::MAX), exclude, |id, t| {
-            if qualifies(&t, &sig) {
+        facts_with_numbers(conn, near.collection, &sig, (0, i64::MAX), exclude, |id, t, c| {
+            if qualifies(t, &sig, c) {
                 if let Some(v) = near.index.vector(id) {
                     offer(id, crate::embed::cosine(vector, &v) as f64);
                 }
@@ -286,16 +313,16 @@ pub fn cosine(conn: &Connection, near: &Nearest, vector: &[f32], terms: &Terms, 
         return Ok(best);
     }
     let mut facts = conn.prepare_cached(
-        "SELECT terms, numbers_sig FROM memories WHERE id = ?1 AND status = 'active' AND type = 'fact' AND id != ?2",
+        "SELECT terms, numbers_sig, content FROM memories WHERE id = ?1 AND status = 'active' AND type = 'fact' AND id != ?2",
     )?;
     for (similarity, id) in near.knn(vector, COSINE_NEIGHBOURS)? {
         let similarity = similarity as f64;
         if similarity <= threshold {
             break;
         }
-        let row: Option<(String, String)> =
-            facts.query_row(params![id, exclude], |r| Ok((r.get(0)?, r.get(1)?))).optional()?;
-        if row.is_some_and(|(t, n)| qualifies(&t, &n)) {
+        let row: Option<(String, String, String)> =
+            facts.query_row(params![id, exclude], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).optional()?;
+        if row.is_some_and(|(t, n, c)| qualifies(&t, &n, &c)) {
             offer(id, similarity);
             break;
         }
@@ -328,7 +355,7 @@ mod tests {
         assert!(c.duplicate_similarity(&d).is_none());
         let e = Terms::of("xArm7 succeeded grasping the can from the top shelf quickly");
         assert!(c.duplicate_similarity(&e).is_some(), "an added word is the same fact");
-        assert_eq!(Terms::from_stored(&c.stored(), &c.signature()), c);
+        assert_eq!(Terms::from_stored(&c.stored(), &c.signature(), "xArm7 succeeded grasping the can from the top shelf"), c);
         let f = Terms::of("导航到实验室门口用时61.8秒，成功，从工作台出发");
         let g = Terms::of("导航到工作台用时61.8秒，成功，从实验室门口出发");
         assert!(f.duplicate_similarity(&g).is_none(), "same words, opposite route");

@@ -162,6 +162,14 @@ impl From<rusqlite::Error> for Error {
                 C::TooBig => Status::InvalidArgument,
                 _ => Status::Internal,
             },
+            // A column that is not what this version wrote: the file was damaged or changed.
+            rusqlite::Error::Utf8Error(..)
+            | rusqlite::Error::InvalidColumnType(..)
+            | rusqlite::Error::IntegralValueOutOfRange(..) => Status::Corrupt,
+            rusqlite::Error::FromSqlConversionFailure(_, _, inner) => match inner.downcast_ref::<Error>() {
+                Some(ours) => return ours.clone(),
+                None => Status::Corrupt,
+            },
             _ => Status::Internal,
         };
         Error::new(status, format!("sqlite: {e}"))

@@ -2,6 +2,9 @@
 
 use std::path::PathBuf;
 
+use crate::error::{Error, Result};
+use crate::limits;
+
 /// How hard a commit works to survive a power cut.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Durability {
@@ -13,6 +16,9 @@ pub enum Durability {
     /// the call returns (one fsync per write).
     Full,
 }
+
+/// Largest `busy_timeout_ms` (SQLite takes the timeout as a C `int`).
+pub const MAX_BUSY_TIMEOUT_MS: u32 = i32::MAX as u32;
 
 /// Where the database lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,7 +37,8 @@ pub struct OpenOptions {
     pub location: Location,
     /// Collection used when a call names none (blank counts as none). Default `"default"`.
     pub default_collection: String,
-    /// How long a call waits for another process's write lock, in ms. Default 5000.
+    /// How long a call waits for another process's write lock, in ms, at most
+    /// [`MAX_BUSY_TIMEOUT_MS`]. Default 5000.
     pub busy_timeout_ms: u32,
     /// Default [`Durability::Full`].
     pub durability: Durability,
@@ -121,5 +128,35 @@ impl OpenOptions {
     /// In-memory database, other fields default.
     pub fn in_memory() -> Self {
         OpenOptions { location: Location::InMemory, ..Default::default() }
+    }
+
+    /// Checks every field; the error names the field, its value and the range.
+    pub fn validate(&self) -> Result<()> {
+        if self.busy_timeout_ms > MAX_BUSY_TIMEOUT_MS {
+            return Err(Error::invalid(format!(
+                "busy_timeout_ms {} is out of range 0-{MAX_BUSY_TIMEOUT_MS} (milliseconds)",
+                self.busy_timeout_ms
+            )));
+        }
+        let non_negative = |field: &str, v: f64| {
+            if v.is_finite() && v >= 0.0 {
+                Ok(())
+            } else {
+                Err(Error::invalid(format!("{field} must be a finite number >= 0 (got {v})")))
+            }
+        };
+        non_negative("rrf_k", self.rrf_k)?;
+        non_negative("cosine_dedup", self.cosine_dedup)?;
+        limits::unit_range("decay_rate", self.decay_rate, 0.0, 1.0)?;
+        for (field, v, max) in [("embed_threads", self.embed_threads, 64), ("embed_batch", self.embed_batch, 1024)] {
+            if !(1..=max).contains(&v) {
+                return Err(Error::invalid(format!("{field} {v} is out of range 1-{max}")));
+            }
+        }
+        if self.default_collection.trim().is_empty() {
+            return Err(Error::invalid("default_collection must not be blank"));
+        }
+        limits::collection(Some(&self.default_collection), "").map_err(|e| Error::invalid(format!("default_{}", e.message)))?;
+        Ok(())
     }
 }

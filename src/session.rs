@@ -37,21 +37,26 @@ pub fn get(conn: &Connection, id: &str) -> Result<Option<SessionRow>> {
 }
 
 /// Fails with NotFound unless the session exists.
-fn require(conn: &Connection, id: &str) -> Result<SessionRow> {
+pub fn require(conn: &Connection, id: &str) -> Result<SessionRow> {
     get(conn, id)?.ok_or_else(|| {
         Error::not_found(format!("session {id:?} does not exist (start one with start_session)"))
     })
 }
 
+impl SessionRow {
+    /// Fails with InvalidState if the session (`id`) has ended.
+    pub fn ensure_active(&self, id: &str) -> Result<()> {
+        if self.status != "active" {
+            return Err(Error::new(Status::InvalidState, format!("session {id:?} has ended; start a new session")));
+        }
+        Ok(())
+    }
+}
+
 /// Fails with NotFound unless the session exists, InvalidState if it has ended.
 pub fn require_active(conn: &Connection, id: &str) -> Result<SessionRow> {
     let row = require(conn, id)?;
-    if row.status != "active" {
-        return Err(Error::new(
-            Status::InvalidState,
-            format!("session {id:?} has ended; start a new session"),
-        ));
-    }
+    row.ensure_active(id)?;
     Ok(row)
 }
 
@@ -147,9 +152,14 @@ struct Candidate {
 }
 
 /// Consolidation of one session (spec 000): within each category, greedy clusters
-/// whose members all have pairwise Jaccard > 0.50 — and, unlike the original,
-/// the same numbers and the same success/failure outcome. The representative
-/// (confidence, then access count, then newest) stays; the rest are superseded.
+/// whose members all have pairwise Jaccard > 0.50 — and, unlike the original, only
+/// memories that state the same fact ([`Terms::same_fact_above`]: the same numbers
+/// and success/failure outcome, one text's words holding the other's, none
+/// substituted, in the same order). So no memory is retired that carries a fact the
+/// survivor lacks: "the egg" is not merged into "the tin can", nor 12.5N into 15N.
+/// The survivor holds every word of the others (the members' word sets are nested,
+/// so one holds them all); among equal texts, the highest confidence, then access
+/// count, then the newest. The others are superseded (still readable by id).
 pub fn consolidate(conn: &Connection, session: &str, collection: &str, now: &str) -> Result<Consolidation> {
     let protected = classify::PROTECTED.map(|c| format!("'{c}'")).join(", ");
     let sql = format!(
@@ -180,8 +190,7 @@ pub fn consolidate(conn: &Connection, session: &str, collection: &str, now: &str
         let home = clusters.iter_mut().find(|cl| {
             cl.iter().all(|&j| {
                 let o = &cands[j];
-                o.category == c.category && o.terms.same_facts(&c.terms)
-                    && text::jaccard_sets(&o.terms.set, &c.terms.set) > CONSOLIDATION_THRESHOLD
+                o.category == c.category && o.terms.same_fact_above(&c.terms, CONSOLIDATION_THRESHOLD).is_some()
             })
         });
         match home {
@@ -196,9 +205,11 @@ pub fn consolidate(conn: &Connection, session: &str, collection: &str, now: &str
             .iter()
             .max_by(|&&a, &&b| {
                 let (a, b) = (&cands[a], &cands[b]);
-                a.confidence
-                    .partial_cmp(&b.confidence)
-                    .unwrap_or(std::cmp::Ordering::Equal)
+                a.terms
+                    .set
+                    .len()
+                    .cmp(&b.terms.set.len())
+                    .then(a.confidence.partial_cmp(&b.confidence).unwrap_or(std::cmp::Ordering::Equal))
                     .then(a.access_count.cmp(&b.access_count))
                     .then(a.id.cmp(&b.id))
             })
@@ -249,5 +260,10 @@ mod tests {
         assert_eq!(o("grasp succeeded at 37.8N"), 1);
         assert_eq!(o("grasp failed: slipped at 9.1N"), -1);
         assert_eq!(o("approach from the left"), 0);
+        // Issue 11: outcome words inside identifiers are not outcomes.
+        assert_eq!(o("place cup: place_error=0.01 result=success"), 1);
+        assert_eq!(o("place cup: place_error=0.01 result=fail"), -1);
+        assert_eq!(o("error_count=0 GRASP_SUCCEEDED flag set"), 0);
+        assert_eq!(o("抓取失败"), -1);
     }
 }

@@ -4,7 +4,9 @@
 use serde_json::{Map, Value};
 
 /// Source marker of memories written by the `learn` tool.
-const LEARN_SOURCE: &str = "learn_tool";
+pub const LEARN_SOURCE: &str = "learn_tool";
+/// Source marker of perceptions.
+pub const PERCEPTION_SOURCE: &str = "save_perception";
 
 /// [`build_context_json_with_source`] with source `"learn_tool"`.
 pub fn build_context_json(context: &str) -> Map<String, Value> {
@@ -31,3 +33,20 @@ pub fn build_context_json_with_source(context: &str, source: &str) -> Map<String
     }
     result
 }
+
+/// The user's part of a stored context (the inverse of
+/// [`build_context_json_with_source`] up to formatting): the provenance marker
+/// removed, free text given back as it was, "" when nothing else is left. Used to
+/// classify a memory again as it was classified when it was stored.
+pub fn user_context(stored: &str) -> String {
+    let Ok(Value::Object(mut map)) = serde_json::from_str::<Value>(stored) else { return stored.to_string() };
+    if map.get("source").and_then(Value::as_str).is_some_and(|s| s == LEARN_SOURCE || s == PERCEPTION_SOURCE) {
+        map.remove("source");
+    }
+    match (map.len(), map.get("user_context")) {
+        (0, _) => String::new(),
+        (1, Some(Value::String(text))) => text.clone(),
+        _ => Value::Object(map).to_string(),
+    }
+}
+

@@ -21,7 +21,7 @@ use regex::Regex;
 
 pub use category::{classify_category, is_protected, CATEGORIES, PROTECTED};
 pub use confidence::estimate_confidence;
-pub use context::{build_context_json, build_context_json_with_source};
+pub use context::{build_context_json, build_context_json_with_source, user_context, LEARN_SOURCE, PERCEPTION_SOURCE};
 pub use robot::reports_measured_outcome;
 pub use scope::{extract_scope, normalize_scope_files, Scope};
 pub use tags::{classify_tags, dimension_prefix, is_valid_tag, normalize_tag, TAG_TREE};
@@ -41,13 +41,32 @@ pub struct Classification {
 
 /// Runs the whole L0 pipeline on one memory text and its user context
 /// (a JSON object string, free text, or empty).
+/// File paths are stored normalised (spec 001: `/abs/path.py` → `abs/path.py`,
+/// deduplicated, sorted).
 pub fn classify(text: &str, context: &str) -> Classification {
+    let mut scope = extract_scope(text);
+    scope.files = normalize_scope_files(&scope.files, None);
     Classification {
         category: classify_category(text),
         confidence: estimate_confidence(text, context),
         tags: classify_tags(text, Some(context)),
-        scope: extract_scope(text),
+        scope,
     }
+}
+
+/// Confidence of a new perception (spec 000: the column default 0.9). Sensor data
+/// is what was measured; the text-richness signals of facts do not apply.
+pub const PERCEPTION_CONFIDENCE: f64 = 0.9;
+
+/// [`classify`] for a perception's description: `observation` unless the text says
+/// more (never the `code` fallback), confidence [`PERCEPTION_CONFIDENCE`].
+pub fn classify_perception(text: &str, context: &str) -> Classification {
+    let mut cls = classify(text, context);
+    if cls.category == category::FALLBACK {
+        cls.category = "observation";
+    }
+    cls.confidence = PERCEPTION_CONFIDENCE;
+    cls
 }
 
 /// Compiles one of this module's patterns.

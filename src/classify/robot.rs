@@ -5,8 +5,9 @@
 //! A text qualifies when it contains a number and either
 //! * an outcome word (succeeded, failed, slipped, measured, 成功, 失败, 最终 …), or
 //! * a quantity with a physical unit (12.5N, 4.2 Nm, 87%, 0.032米 …), unless
-//!   the text is a directive ("Set grip force to 12N", "Must never exceed
-//!   15N", "使用10Hz"), which states a setting rather than a measurement.
+//!   the text is a directive or a decision ("Set grip force to 12N", "Must never
+//!   exceed 15N", "使用10Hz", "We decided to lower the speed to 0.05 m/s",
+//!   "决定把接近速度降到0.05米每秒"), which states a setting rather than a measurement.
 //!
 //! General notes without measurements therefore still fall back to `code`.
 
@@ -37,10 +38,15 @@ static QUANTITY: LazyLock<Regex> = LazyLock::new(|| {
     ))
 });
 
-/// Directives: modal words, or an imperative verb opening a clause.
+/// Directives: modal words, decisions and recommendations, or an imperative verb
+/// opening a clause. A value in a decision ("we decided to lower the approach
+/// speed to 0.05 m/s") is a setting chosen, not a measurement made.
 static DIRECTIVE: LazyLock<Regex> = LazyLock::new(|| {
     compile(concat!(
         r"(?i)\b(?:must|should|never|always|avoid|don't|do\s+not)\b",
+        r"|\b(?:decided?|decisions?|chos(?:e|en)|choose|recommend(?:s|ed|ations?)?|advised?|suggest(?:s|ed)?",
+        r"|plan(?:s|ned)?\s+to|we\s+will|going\s+to)\b",
+        r"|决定|决策|推荐|计划|打算|选择|采用",
         r"|(?:^|[:：;；,，.。!！?？]\s*)(?:set|use|keep|limit|cap|increase|decrease",
         r"|reduce|raise|lower|try|apply|configure|tune|adjust|make)\b",
         // Chinese has no spaces to find a clause start: verbs match anywhere.

@@ -219,6 +219,24 @@ fn robot_outcomes_are_observations() {
     );
 }
 
+/// Issue 11: a value in a decision or a recommendation is a setting, not a
+/// measurement, so it gets no `observation` tag (before: it did).
+#[test]
+fn decisions_and_recommendations_with_values_are_not_observations() {
+    for (text, category) in [
+        ("We decided to lower the approach speed to 0.05 m/s", "decision"),
+        ("Recommended to keep the approach speed below 0.05 m/s", "preference"),
+        ("决定把接近速度降到0.05米每秒", "decision"),
+        ("We chose a grip force of 12N for paper cups", "decision"),
+    ] {
+        assert_eq!(classify_category(text), category, "{text}");
+        let tags = classify_tags(text, None);
+        assert!(!tags.iter().any(|t| t == "observation"), "{text}: {tags:?}");
+    }
+    // An outcome word still reports a measurement, whatever else the text says.
+    assert!(classify_tags("We decided to slow down because the grasp failed at 0.1 m/s", None).contains(&"observation".to_string()));
+}
+
 #[test]
 fn notes_without_measurements_stay_code() {
     assert_categories(

@@ -89,20 +89,7 @@ impl Db {
     /// Opens (creating if needed) the database described by `opts`.
     pub fn open(mut opts: OpenOptions) -> Result<Db> {
         opts.default_collection = opts.default_collection.trim().to_string();
-        if !(opts.rrf_k.is_finite() && opts.rrf_k >= 0.0) {
-            return Err(Error::invalid("rrf_k must be a finite number >= 0"));
-        }
-        limits::unit_range("decay_rate", opts.decay_rate, 0.0, 1.0)?;
-        if !(1..=64).contains(&opts.embed_threads) || !(1..=1024).contains(&opts.embed_batch) {
-            return Err(Error::invalid("embed_threads must be 1-64 and embed_batch 1-1024"));
-        }
-        if !(opts.cosine_dedup.is_finite() && opts.cosine_dedup >= 0.0) {
-            return Err(Error::invalid("cosine_dedup must be a finite number >= 0"));
-        }
-        if opts.default_collection.trim().is_empty() {
-            return Err(Error::invalid("default_collection must not be blank"));
-        }
-        limits::collection(Some(&opts.default_collection), "").map_err(|e| Error::invalid(format!("default_{}", e.message)))?;
+        opts.validate()?;
         if opts.preload {
             text::preload_segmenter();
         }
@@ -182,15 +169,13 @@ impl Db {
         let session = limits::optional_session(req.session_id)?;
         let ctx_text = limits::context("context", req.context)?;
         let user_tags = limits::user_tags(req.tags)?;
-        let mut cls = classify::classify(content, &ctx_text);
-        let (source, hash) = match req.perception {
-            None => ("learn_tool", dedup::fact_hash(content)),
-            Some((t, data, meta)) => {
-                if cls.category == "code" {
-                    cls.category = "observation"; // a perception is an observation unless its text says more
-                }
-                ("save_perception", dedup::perception_hash(content, t.as_str(), data, meta))
-            }
+        let (cls, source, hash) = match req.perception {
+            None => (classify::classify(content, &ctx_text), classify::LEARN_SOURCE, dedup::fact_hash(content)),
+            Some((t, data, meta)) => (
+                classify::classify_perception(content, &ctx_text),
+                classify::PERCEPTION_SOURCE,
+                dedup::perception_hash(content, t.as_str(), data, meta),
+            ),
         };
         let ctx = classify::build_context_json_with_source(&ctx_text, source);
         Ok(Draft {
@@ -219,12 +204,14 @@ impl Db {
         find_dup: &impl Fn(&Connection, &Draft, bool) -> Result<Option<Duplicate>>,
     ) -> Result<Stored> {
         {
-            if let Some(s) = d.session {
-                session::require_active(tx, s)?;
-            }
+            let session = d.session.map(|s| session::require(tx, s).map(|row| (s, row))).transpose()?;
             let vec_ok = d.vector.is_some() && self.vectors_ready(tx)?;
+            // A duplicate is reported even when the session has ended: nothing is written.
             if let Some(dup) = find_dup(tx, d, vec_ok)? {
                 return Ok(Stored { id: dup.existing_id, duplicate: Some(dup), embedded: false });
+            }
+            if let Some((id, row)) = session {
+                row.ensure_active(id)?;
             }
             let (ptype, data, meta) = d.perception.map_or((None, None, None), |(t, a, m)| (Some(t), a, m));
             let new = memory::NewMemory {
@@ -448,7 +435,12 @@ impl Db {
         let id = limits::memory_id(id)?;
         let reason = limits::required_text("reason", reason, 1, MAX_REASON_CHARS)?;
         self.write(|tx| {
-            let m = Self::active(tx, id, "forget")?;
+            // A damaged memory can be forgotten (that is the way out); its text is not returned.
+            let content = match Self::active(tx, id, "forget") {
+                Ok(m) => m.content,
+                Err(e) if e.status == Status::Corrupt && memory::is_active(tx, id)? => String::new(),
+                Err(e) => return Err(e),
+            };
             let now = now();
             tx.prepare_cached(&format!(
                 "UPDATE memories SET status = 'invalidated', invalidated_reason = ?2, invalidated_at = ?3,
@@ -457,7 +449,7 @@ impl Db {
             ))?
             .execute(params![id, reason, now])?;
             memory::unindex(tx, id)?;
-            Ok(ForgetOutcome { memory_id: id, content: m.content, reason: reason.to_string() })
+            Ok(ForgetOutcome { memory_id: id, content, reason: reason.to_string() })
         })
     }
 
@@ -472,20 +464,24 @@ impl Db {
         self.write(|tx| {
             let old = Self::active(tx, id, "update")?;
             let (ctx_text, ctx) = match &new_ctx {
-                None => (old.context.clone(), serde_json::from_str(&old.context).unwrap_or_default()),
+                // Classified on the user's context, as at learn: not on the stored
+                // {"source": ...} marker, whose length alone would add a signal.
+                None => (classify::user_context(&old.context), serde_json::from_str(&old.context).unwrap_or_default()),
                 Some(c) => {
-                    let source = if old.kind == MemoryKind::Fact { "learn_tool" } else { "save_perception" };
+                    let source = if old.kind == MemoryKind::Fact { classify::LEARN_SOURCE } else { classify::PERCEPTION_SOURCE };
                     (c.clone(), classify::build_context_json_with_source(c, source))
                 }
             };
-            let cls = classify::classify(content, &ctx_text);
-            let hash = match old.kind {
-                MemoryKind::Fact => dedup::fact_hash(content),
-                MemoryKind::Perception => dedup::perception_hash(
-                    content,
-                    old.perception_type.unwrap_or_default().as_str(),
-                    old.perception_data.as_deref(),
-                    old.perception_metadata.as_deref(),
+            let (cls, hash) = match old.kind {
+                MemoryKind::Fact => (classify::classify(content, &ctx_text), dedup::fact_hash(content)),
+                MemoryKind::Perception => (
+                    classify::classify_perception(content, &ctx_text),
+                    dedup::perception_hash(
+                        content,
+                        old.perception_type.unwrap_or_default().as_str(),
+                        old.perception_data.as_deref(),
+                        old.perception_metadata.as_deref(),
+                    ),
                 ),
             };
             if let Some(d) = dedup::exact(tx, &old.collection, &hash, Some(id))? {

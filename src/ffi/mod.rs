@@ -29,6 +29,7 @@ use parking_lot::RwLock;
 use crate::error::{Error, Status};
 use crate::{Db, Durability, OpenOptions};
 
+pub use embedding::*;
 pub use ops::*;
 pub use results::*;
 
@@ -112,7 +113,9 @@ fn set_last_error(msg: &str) {
 }
 
 /// Panics inside an entry point are recorded for rm_last_error() and not printed;
-/// panics elsewhere in the process go to the previous hook unchanged.
+/// panics elsewhere in the process go to the previous hook unchanged. The message
+/// never names a source file: a path of the machine that built the library says
+/// nothing to the caller (and is none of its business).
 fn install_panic_hook() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
@@ -125,8 +128,7 @@ fn install_panic_hook() {
                     .map(|s| s.to_string())
                     .or_else(|| info.payload().downcast_ref::<String>().cloned())
                     .unwrap_or_else(|| "unknown panic".into());
-                let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
-                PANIC_MSG.with(|p| *p.borrow_mut() = Some(format!("{msg}{at}")));
+                PANIC_MSG.with(|p| *p.borrow_mut() = Some(msg));
             } else {
                 previous(info);
             }
@@ -244,7 +246,8 @@ pub struct rm_open_options {
     pub path: *const c_char,
     /// Collection used when a call passes NULL or a blank collection. NULL: "default".
     pub default_collection: *const c_char,
-    /// Milliseconds to wait for another process's write lock. Default 5000.
+    /// Milliseconds to wait for another process's write lock, 0–2147483647
+    /// (INT32_MAX, about 24.8 days). Default 5000.
     pub busy_timeout_ms: u32,
     /// Default RM_DURABILITY_FULL.
     pub durability: rm_durability,
@@ -442,6 +445,7 @@ mod tests {
         assert_eq!(guard(|| panic!("boom {}", 7)), rm_status::RM_PANIC);
         let msg = last_error();
         assert!(msg.contains("boom 7") && msg.contains("internal panic"), "{msg}");
+        assert!(!msg.contains(".rs") && !msg.contains('/'), "a panic message names no source path: {msg}");
         assert_eq!(guard(|| Ok(())), rm_status::RM_OK);
         assert_eq!(last_error(), "", "success clears the message");
         assert_eq!(guard(|| Err(Error::not_found("memory #9 does not exist"))), rm_status::RM_NOT_FOUND);

@@ -65,9 +65,12 @@ pub enum rm_memory_status {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum rm_dup_method {
     RM_DUP_NONE = 0,
-    /// Same content hash.
+    /// The same text (content hash) in the same collection.
     RM_DUP_EXACT = 1,
-    /// Word-set Jaccard similarity > 0.70 and the same numbers.
+    /// The same fact written again: word-set Jaccard similarity > 0.70, the same
+    /// numbers, the same success/failure outcome, one text's words containing the
+    /// other's (words added or dropped, none substituted) and the shared words in
+    /// the same order.
     RM_DUP_JACCARD = 2,
     /// Embedding cosine similarity above opts.cosine_dedup (0.85) with the same
     /// numbers, outcome and words up to inflection.

@@ -103,7 +103,9 @@ impl TextIndex {
             inner.remove(id);
             if r.get::<_, bool>(2)? {
                 let collection: String = r.get(1)?;
-                let content: String = r.get(3)?;
+                // Bytes, not a String: a damaged text must not stop the index (reading
+                // that memory reports it as corrupt).
+                let content = String::from_utf8_lossy(r.get_ref(3)?.as_bytes()?).into_owned();
                 inner.add(id, &collection, &content, r.get(4)?);
             }
         }
@@ -202,13 +204,11 @@ impl TextIndex {
         let holds_ours = |doc: &Doc| unseen == 0 && known.iter().all(|t| doc.terms.binary_search_by_key(t, |x| x.0).is_ok());
         let within_ours =
             |doc: &Doc| doc.terms.iter().all(|&(t, _)| inner.ignorable[t as usize] || known.binary_search(&t).is_ok());
-        let out = docs
-            .into_iter()
+        docs.into_iter()
             .map(|d| &inner.docs[d as usize])
             .filter(|doc| holds_ours(doc) || within_ours(doc))
             .map(|doc| doc.id)
-            .collect();
-        out
+            .collect()
     }
 
     /// Live documents (for tests and diagnostics).

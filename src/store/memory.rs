@@ -1,8 +1,10 @@
 //! Rows of the `memories` table, their FTS entries and tags.
 
+use rusqlite::types::ValueRef;
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
-use crate::error::Result;
+use crate::dedup;
+use crate::error::{Error, Result, Status};
 use crate::text;
 use crate::types::{Memory, MemoryKind, MemoryStatus, PerceptionType};
 
@@ -105,42 +107,90 @@ pub fn unindex(conn: &Connection, id: i64) -> Result<()> {
 /// Columns read into a [`Memory`], in [`from_row`] order.
 pub const COLUMNS: &str = "id, collection, session_id, type, content, human_summary, category, \
     confidence, decay_rate, status, superseded_by, context, perception_type, perception_data, \
-    perception_metadata, access_count, return_count, last_accessed, created_at, updated_at";
+    perception_metadata, access_count, return_count, last_accessed, created_at, updated_at, content_hash";
 
-pub fn from_row(r: &Row) -> rusqlite::Result<Memory> {
-    let conv = |e: crate::error::Error| {
-        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
+/// A memory whose stored text no longer matches its checksum.
+fn damaged(id: i64, what: &str) -> Error {
+    Error::new(
+        Status::Corrupt,
+        format!("memory #{id} is damaged: {what} (the file was changed outside robotmem or by a storage fault); forget it or restore a backup"),
+    )
+}
+
+/// Reads a row into a [`Memory`], verifying its content against the stored
+/// content hash (SHA-256 of the text; of description, type, data and metadata for a
+/// perception): SQLite keeps no checksums of its own, so a flipped bit in a text
+/// would otherwise come back as a valid-looking memory.
+pub fn from_row(r: &Row) -> Result<Memory> {
+    let id: i64 = r.get(0)?;
+    let text = |i: usize, what: &str| -> Result<Option<String>> {
+        match r.get_ref(i)? {
+            ValueRef::Null => Ok(None),
+            ValueRef::Text(b) => String::from_utf8(b.to_vec()).map(Some).map_err(|_| damaged(id, &format!("its {what} is not valid UTF-8"))),
+            _ => Err(damaged(id, &format!("its {what} is not text"))),
+        }
     };
-    let kind: String = r.get(3)?;
-    let status: String = r.get(9)?;
-    let ptype: Option<String> = r.get(12)?;
+    fn known<T>(id: i64, what: &str, v: &str, parse: impl Fn(&str) -> Result<T>) -> Result<T> {
+        parse(v).map_err(|_| damaged(id, &format!("its {what} {v:?} is unknown")))
+    }
+    let kind = known(id, "type", &text(3, "type")?.unwrap_or_default(), MemoryKind::parse)?;
+    let status = known(id, "status", &text(9, "status")?.unwrap_or_default(), MemoryStatus::parse)?;
+    let content = text(4, "content")?.ok_or_else(|| damaged(id, "its content is missing"))?;
+    let ptype = text(12, "perception type")?.map(|v| known(id, "perception type", &v, PerceptionType::parse)).transpose()?;
+    let perception_data: Option<Vec<u8>> = r.get(13)?;
+    let perception_metadata = text(14, "perception metadata")?;
+    if let Some(stored) = text(20, "content hash")? {
+        let actual = match kind {
+            MemoryKind::Fact => dedup::fact_hash(&content),
+            MemoryKind::Perception => dedup::perception_hash(
+                &content,
+                ptype.unwrap_or_default().as_str(),
+                perception_data.as_deref(),
+                perception_metadata.as_deref(),
+            ),
+        };
+        if actual != stored {
+            return Err(damaged(id, "its content does not match its checksum"));
+        }
+    }
     Ok(Memory {
-        id: r.get(0)?,
-        collection: r.get(1)?,
-        session_id: r.get(2)?,
-        kind: MemoryKind::parse(&kind).map_err(conv)?,
-        content: r.get(4)?,
-        human_summary: r.get(5)?,
-        category: r.get(6)?,
+        id,
+        collection: text(1, "collection")?.unwrap_or_default(),
+        session_id: text(2, "session id")?,
+        kind,
+        content,
+        human_summary: text(5, "summary")?.unwrap_or_default(),
+        category: text(6, "category")?.unwrap_or_default(),
         confidence: r.get(7)?,
         decay_rate: r.get(8)?,
-        status: MemoryStatus::parse(&status).map_err(conv)?,
+        status,
         superseded_by: r.get(10)?,
-        context: r.get(11)?,
-        perception_type: ptype.as_deref().map(PerceptionType::parse).transpose().map_err(conv)?,
-        perception_data: r.get(13)?,
-        perception_metadata: r.get(14)?,
+        context: text(11, "context")?.unwrap_or_default(),
+        perception_type: ptype,
+        perception_data,
+        perception_metadata,
         access_count: r.get(15)?,
         return_count: r.get(16)?,
-        last_accessed: r.get(17)?,
-        created_at: r.get(18)?,
-        updated_at: r.get(19)?,
+        last_accessed: text(17, "last access time")?,
+        created_at: text(18, "creation time")?.unwrap_or_default(),
+        updated_at: text(19, "update time")?.unwrap_or_default(),
     })
+}
+
+/// Whether memory `id` exists and is active (reads nothing but its status).
+pub fn is_active(conn: &Connection, id: i64) -> Result<bool> {
+    Ok(conn
+        .prepare_cached("SELECT 1 FROM memories WHERE id = ?1 AND status = 'active'")?
+        .query_row([id], |_| Ok(()))
+        .optional()?
+        .is_some())
 }
 
 pub fn get(conn: &Connection, id: i64) -> Result<Option<Memory>> {
     let sql = format!("SELECT {COLUMNS} FROM memories WHERE id = ?1");
-    Ok(conn.prepare_cached(&sql)?.query_row([id], from_row).optional()?)
+    let mut st = conn.prepare_cached(&sql)?;
+    let mut rows = st.query([id])?;
+    rows.next()?.map(from_row).transpose()
 }
 
 /// The active memory of `collection` with this content hash, other than `exclude`.

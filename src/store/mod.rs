@@ -210,27 +210,75 @@ fn prepare_file(path: &Path, create_dir: bool) -> Result<()> {
     if path.to_str().is_some_and(|p| p.trim().is_empty()) || path.as_os_str().is_empty() {
         return Err(Error::invalid("path is empty or blank"));
     }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
     if create_dir {
-        if let Some(dir) = path.parent() {
-            let mut b = fs::DirBuilder::new();
-            b.recursive(true);
-            #[cfg(unix)]
-            b.mode(0o700);
-            b.create(dir).map_err(|e| io_error("cannot create directory", dir, e))?;
-        }
+        let mut b = fs::DirBuilder::new();
+        b.recursive(true);
+        #[cfg(unix)]
+        b.mode(0o700);
+        b.create(dir).map_err(|e| io_error("cannot create directory", dir, e))?;
+        // robotmem's own directory holds private memories: an existing one made
+        // readable by others (0755 by an old umask, by hand) is closed again.
+        #[cfg(unix)]
+        tighten(dir, 0o700)?;
     }
     if path.is_dir() {
-        return Err(Error::invalid(format!("{} is a directory, not a database file", path.display())));
+        return Err(Error::new(Status::Io, format!("{} is a directory, not a database file", path.display())));
     }
     let mut o = fs::OpenOptions::new();
     o.write(true).create_new(true);
     #[cfg(unix)]
     o.mode(0o600);
     match o.open(path) {
-        Ok(_) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-        Err(e) => Err(io_error("cannot create database file", path, e)),
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => {
+            let what = format!("cannot create database file {} in directory", path.display());
+            return Err(io_error(&what, dir, e));
+        }
     }
+    #[cfg(unix)]
+    if create_dir {
+        tighten(path, 0o600)?;
+    }
+    // SQLite keeps the WAL and the shared-memory index beside the file.
+    if !writable(dir) && !Path::new(&format!("{}-wal", path.display())).exists() {
+        return Err(Error::new(
+            Status::Io,
+            format!(
+                "directory {} is not writable: robotmem needs to create {}-wal and {}-shm beside the database",
+                dir.display(),
+                path.display(),
+                path.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Removes the group and other permission bits of `path` beyond `mode`.
+#[cfg(unix)]
+fn tighten(path: &Path, mode: u32) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::metadata(path).map_err(|e| io_error("cannot read", path, e))?;
+    let current = meta.permissions().mode() & 0o777;
+    if current & !mode != 0 {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(current & mode))
+            .map_err(|e| io_error("cannot make private (chmod)", path, e))?;
+    }
+    Ok(())
+}
+
+/// Whether this process may create files in `dir`.
+#[cfg(unix)]
+fn writable(dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else { return false };
+    // SAFETY: a NUL-terminated path; access() only reads it.
+    unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) == 0 }
 }
 
 /// `PRAGMA quick_check`: read-only; any finding refuses the file.
@@ -293,9 +341,15 @@ fn io_error(what: &str, path: &Path, e: std::io::Error) -> Error {
     Error::new(status, format!("{what} {}: {e}", path.display()))
 }
 
+/// Opens a connection to the file at `path`. A path is a path: SQLite is built with
+/// URI filenames on, so a relative path starting with `file:` would be read as a URI
+/// (`file:robot.db?mode=ro` opening read-only, `?mode=memory` a memory database);
+/// prefixing `./` keeps it the file of that name, which the checks before opening
+/// (creation, truncation) looked at too.
 fn open_connection(path: &Path) -> Result<Connection> {
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    Connection::open_with_flags(path, flags).map_err(|e| {
+    let literal = if path.is_relative() { Path::new(".").join(path) } else { path.to_path_buf() };
+    Connection::open_with_flags(&literal, flags).map_err(|e| {
         let mut err = Error::from(e);
         if err.status == Status::Internal {
             err.status = Status::Io;
