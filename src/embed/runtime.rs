@@ -28,6 +28,7 @@ pub fn environment(explicit: Option<&Path>) -> Result<&'static ort::environment:
         return Ok(env);
     }
     let path = locate(explicit).map_err(unavailable)?;
+    disable_telemetry();
     let builder =
         ort::init_from(&path).map_err(|e| unavailable(format!("cannot load ONNX Runtime: {e}; BM25 only")))?;
     let quiet: ort::logging::LoggerFunction = std::sync::Arc::new(|_, _, _, _, _| {});
@@ -35,6 +36,28 @@ pub fn environment(explicit: Option<&Path>) -> Result<&'static ort::environment:
         unavailable(format!("cannot start ONNX Runtime from {}: {e}; BM25 only", path.display()))
     })?;
     Ok(&ENV.get_or_init(|| (env, path)).0)
+}
+
+/// The variable ONNX Runtime reads to keep its telemetry off.
+pub const TELEMETRY_ENV: &str = "ORT_DISABLE_TELEMETRY";
+
+/// No network, no files outside the database: ONNX Runtime 1.31 on Linux starts a
+/// telemetry client when its environment is created (it writes a device id and an
+/// event store under `~/.cache/Microsoft/` and, about 9 s later, looks up and posts
+/// to a Microsoft collector), and the API call that turns telemetry off
+/// (`DisableTelemetryEvents`, made by `with_telemetry(false)` below) comes too late
+/// to stop it. Only `ORT_DISABLE_TELEMETRY=1` in the process environment, read when
+/// the runtime starts, does. So it is set here, once, before the library is loaded
+/// (under the loading lock), unless it already says 1.
+///
+/// Setting a variable is not thread-safe against C code reading the environment at
+/// the same moment (glibc's setenv/getenv); it happens once per process, at the first
+/// open that loads a model. A host that wants no setenv at all sets
+/// `ORT_DISABLE_TELEMETRY=1` itself before starting threads (README, "Promises").
+fn disable_telemetry() {
+    if std::env::var_os(TELEMETRY_ENV).is_none_or(|v| v != "1") {
+        std::env::set_var(TELEMETRY_ENV, "1");
+    }
 }
 
 /// Path of the loaded runtime library, if one is loaded.
