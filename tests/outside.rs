@@ -205,17 +205,18 @@ fn consolidation_keeps_the_memory_that_holds_the_others() {
     let (s, ids) = session_of(
         &db,
         &[
-            "grasp of the blue box slipped at 8N",
+            // The fuller text first: by the spec's tie-break (newest) it would be retired.
             "grasp of the blue box slipped at 8N near the left edge of the conveyor",
+            "grasp of the blue box slipped at 8N",
             "battery swap took four minutes at the dock",
         ],
     );
     let ended = db.end_session(&s, None).unwrap();
     assert_eq!(ended.consolidated.superseded_count, 1);
-    let (short, long) = (db.get(ids[0]).unwrap(), db.get(ids[1]).unwrap());
+    let (long, short) = (db.get(ids[0]).unwrap(), db.get(ids[1]).unwrap());
     assert_eq!(long.status, MemoryStatus::Active, "the survivor holds every word of the other");
     assert_eq!(short.status, MemoryStatus::Superseded);
-    assert_eq!(short.superseded_by, Some(ids[1]), "a superseded memory stays readable by id");
+    assert_eq!(short.superseded_by, Some(ids[0]), "a superseded memory stays readable by id");
 }
 
 #[test]
