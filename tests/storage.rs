@@ -97,10 +97,20 @@ fn schema_has_the_spec_tables_and_version() {
     assert_eq!(v, robotmem::store::schema::SCHEMA_VERSION);
     let mode: String = c.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
     assert_eq!(mode, "wal");
-    for t in ["memories", "sessions", "session_outcomes", "memory_tags", "tag_meta", "memories_fts"] {
+    for t in ["memories", "sessions", "session_outcomes", "memory_tags", "tag_meta"] {
         let n: i64 = c.query_row("SELECT count(*) FROM sqlite_schema WHERE name = ?1", [t], |r| r.get(0)).unwrap();
         assert_eq!(n, 1, "table {t}");
     }
+    // Schema 3: no FTS5 table (nothing read it) and no index a learn need not touch.
+    let gone: i64 = c
+        .query_row(
+            "SELECT count(*) FROM sqlite_schema WHERE name IN ('memories_fts', 'idx_mem_status', 'idx_mem_type',
+               'idx_mem_collection', 'idx_memory_tags_tag')",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(gone, 0);
     let tags: i64 = c.query_row("SELECT count(*) FROM tag_meta WHERE parent IS NULL", [], |r| r.get(0)).unwrap();
     assert_eq!(tags, 9, "the 9 root dimensions of the tag tree are synced into tag_meta");
     let plan: String = c

@@ -520,8 +520,7 @@ impl Db {
                 terms.signature(),
                 classify::is_protected(cls.category),
             ])?;
-            memory::unindex(tx, id)?;
-            memory::index(tx, id, content, &cls.scope)?;
+            memory::unindex(tx, id)?; // the old text's vector
             memory::set_auto_tags(tx, id, &cls.tags)?;
             if self.vectors_ready(tx)? {
                 self.store_embedding(tx, id, &old.collection, vector.as_ref())?;

@@ -1,4 +1,4 @@
-//! Rows of the `memories` table, their FTS entries and tags.
+//! Rows of the `memories` table and their tags.
 
 use rusqlite::types::ValueRef;
 use rusqlite::{params, Connection, OptionalExtension, Row};
@@ -66,26 +66,7 @@ pub fn insert(conn: &Connection, m: &NewMemory) -> Result<i64> {
         m.terms.signature(),
         crate::classify::is_protected(m.category),
     ])?;
-    let id = conn.last_insert_rowid();
-    index(conn, id, m.content, m.scope)?;
-    Ok(id)
-}
-
-/// Adds the FTS entry of memory `id`. The human_summary column stays empty: the
-/// summary is a prefix of the content, and indexing it again would only
-/// double-weight a memory's first words.
-pub fn index(conn: &Connection, id: i64, content: &str, scope: &crate::classify::Scope) -> Result<()> {
-    conn.prepare_cached(
-        "INSERT INTO memories_fts (rowid, content, human_summary, scope_files, scope_entities)
-         VALUES (?1, ?2, '', ?3, ?4)",
-    )?
-    .execute(params![
-        id,
-        text::index_text(content),
-        scope.files.join(" "),
-        scope.entities.join(" "),
-    ])?;
-    Ok(())
+    Ok(conn.last_insert_rowid())
 }
 
 /// SQL expression of "one day after the time in parameter `?N`", ISO 8601 UTC.
@@ -97,10 +78,9 @@ pub fn one_day_after(param: &str) -> String {
 /// changes what is searchable sets `rev` to it.
 pub const NEXT_REV: &str = "(SELECT coalesce(max(rev), 0) + 1 FROM memories)";
 
-/// Removes the FTS entry and the vector of memory `id` (it no longer appears in
-/// any search).
+/// Removes the vector of memory `id` (it no longer appears in any search; the
+/// text index drops it at its next sync, by `rev`).
 pub fn unindex(conn: &Connection, id: i64) -> Result<()> {
-    conn.prepare_cached("DELETE FROM memories_fts WHERE rowid = ?1")?.execute([id])?;
     super::vectors::remove(conn, id)
 }
 

@@ -6,21 +6,22 @@
 //! set, word count and numbers signature for dedup (indexed), a change stamp
 //! `rev` for the in-process search index (indexed), a decay anchor and the
 //! indexed time of each memory's next decay step, and a key/value `robotmem_meta` table.
-//! A database with a newer version than [`SCHEMA_VERSION`] is refused, never
-//! touched.
+//! Version 2 adds the `embedded` flag, version 3 drops what nothing reads (see
+//! [`V3`]). A database with a newer version than [`SCHEMA_VERSION`] is refused,
+//! never touched.
 
 use rusqlite::Connection;
 
 use crate::error::{Error, Result, Status};
 
 /// Schema version written by this build.
-pub const SCHEMA_VERSION: i32 = 2;
+pub const SCHEMA_VERSION: i32 = 3;
 
 /// `PRAGMA application_id` of robotmem databases ("RMEM").
 pub const APPLICATION_ID: i32 = 0x524D_454D;
 
 /// Migrations: entry `i` upgrades version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[V1, V2];
+const MIGRATIONS: &[&str] = &[V1, V2, V3];
 
 const V1: &str = r#"
 CREATE TABLE memories (
@@ -123,6 +124,28 @@ const V2: &str = r#"
 ALTER TABLE memories ADD COLUMN embedded INTEGER NOT NULL DEFAULT 0;
 DROP INDEX IF EXISTS idx_mem_no_embed;
 CREATE INDEX idx_mem_unembedded ON memories(id) WHERE embedded = 0 AND status = 'active';
+"#;
+
+/// Version 3 cuts what a learn writes (each index an insert touches is one more
+/// page in the WAL, so one more page of SD/eMMC wear and of every fsync): a learn
+/// appended 21 WAL pages, 7 of them for FTS5, which nothing reads since recall and
+/// dedup use the in-process index built from `memories` (see `search::index`).
+/// - `memories_fts` is dropped;
+/// - the collection, status and type indexes become one index of the active
+///   memories by collection (what start_session's count and the word-less recall
+///   scan read);
+/// - the session index holds only memories that have a session;
+/// - the index of memory tags by tag is dropped (nothing looks tags up by name;
+///   each tag of a learn touched its own page).
+const V3: &str = r#"
+DROP TABLE IF EXISTS memories_fts;
+DROP INDEX IF EXISTS idx_mem_collection;
+DROP INDEX IF EXISTS idx_mem_status;
+DROP INDEX IF EXISTS idx_mem_type;
+DROP INDEX IF EXISTS idx_mem_session;
+DROP INDEX IF EXISTS idx_memory_tags_tag;
+CREATE INDEX idx_mem_active  ON memories(collection) WHERE status = 'active';
+CREATE INDEX idx_mem_session ON memories(session_id) WHERE session_id IS NOT NULL;
 "#;
 
 /// Brings the database at `conn` to [`SCHEMA_VERSION`]. Must run inside a write
