@@ -622,7 +622,15 @@ rm_status rm_open(const struct rm_open_options *opts,
 // Closes a handle: pending access counters are written and the file is closed
 // once no other thread is inside a call on it. NULL is accepted (RM_OK).
 //
-// Errors: RM_CLOSED if the handle was already closed (nothing happens).
+// The handle is closed whatever this returns. An error reports what could not be
+// finished: RM_FULL or RM_IO when the write-ahead log could not be copied into the
+// database file (disk full): no acknowledged write is lost, they stay in the
+// "-wal" file beside it and are applied at the next open, but free space before
+// writing again. (When another thread is still inside a call on the handle, that
+// call's end closes it and nothing is reported.)
+//
+// Errors: RM_CLOSED if the handle was already closed (nothing happens), RM_FULL,
+// RM_IO, RM_BUSY.
 rm_status rm_close(struct rm_db *db);
 
 // Writes pending access counters (recall hits) to the file now.

@@ -312,3 +312,62 @@ fn a_version_2_database_is_migrated_with_its_memories() {
         .unwrap();
     assert_eq!(left, 0);
 }
+
+/// A write-ahead log that cannot be copied into the database file at close (the
+/// file may not grow: here RLIMIT_FSIZE, as with a disk filled again before the
+/// checkpoint) is reported by `close`, not swallowed; nothing is lost.
+#[test]
+#[cfg(unix)]
+fn close_reports_a_log_it_could_not_copy_into_the_file() {
+    let name = "close_reports_a_log_it_could_not_copy_into_the_file";
+    if is_child(name) {
+        let path = Path::new("m.db");
+        let texts: Vec<String> = (0..1200).map(|i| format!("inspection pass {i} of the left conveyor found {} loose bolts", i % 7)).collect();
+        {
+            let db = open(path);
+            for t in &texts[..1000] {
+                learn(&db, t);
+            }
+            db.close().unwrap();
+        }
+        let size = std::fs::metadata(path).unwrap().len();
+        // No file of this process may now grow past the database's size, while the
+        // log may still take writes up to that size.
+        let limit = size;
+        // SAFETY: plain libc calls; SIGXFSZ ignored so a write past the limit fails with EFBIG.
+        unsafe {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let lim = libc::rlimit { rlim_cur: limit, rlim_max: libc::RLIM_INFINITY };
+            assert_eq!(libc::setrlimit(libc::RLIMIT_FSIZE, &lim), 0);
+        }
+        let db = open(path);
+        let mut stored = 0;
+        for t in &texts[1000..] {
+            match db.learn(&LearnRequest { insight: t, ..Default::default() }) {
+                Ok(_) => stored += 1,
+                Err(_) => break, // the log itself reached the limit
+            }
+            if std::fs::metadata("m.db-wal").map(|m| m.len()).unwrap_or(0) > size / 2 {
+                break;
+            }
+        }
+        assert!(stored >= 5, "only {stored} learns fitted");
+        let e = db.close().expect_err("the log cannot be copied into a file that may not grow");
+        assert!(matches!(e.status, Status::Full | Status::Io), "{e}");
+        assert!(e.message.contains("m.db-wal") && e.message.contains("no write is lost"), "{}", e.message);
+        // SAFETY: lifting the soft limit back to the hard one (infinity).
+        unsafe {
+            let lim = libc::rlimit { rlim_cur: libc::RLIM_INFINITY, rlim_max: libc::RLIM_INFINITY };
+            assert_eq!(libc::setrlimit(libc::RLIMIT_FSIZE, &lim), 0);
+        }
+        let db = open(path);
+        for t in &texts[1000..1000 + stored] {
+            let r = db.recall(&RecallRequest { query: t, n: 1, ..Default::default() }).unwrap();
+            assert_eq!(r.hits.first().map(|h| h.memory.content.as_str()), Some(t.as_str()), "acknowledged write lost");
+        }
+        db.close().unwrap();
+        return;
+    }
+    let dir = temp();
+    in_child(name, dir.path(), dir.path());
+}

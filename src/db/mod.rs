@@ -159,6 +159,16 @@ impl Db {
         self.write(|_| Ok(()))
     }
 
+    /// Closes the database and reports what dropping it would not: pending access
+    /// counters that could not be written, and a write-ahead log that could not be
+    /// copied into the database file (disk full, I/O error). Committed writes are never
+    /// lost either way: they stay in the `-wal` file and are applied at the next open.
+    pub fn close(self) -> Result<()> {
+        let flushed = if self.touches.lock().is_empty() { Ok(()) } else { self.flush() };
+        let checkpointed = self.store.checkpoint();
+        flushed.and(checkpointed)
+    }
+
     fn collection<'a>(&'a self, c: Option<&'a str>) -> Result<&'a str> {
         limits::collection(c, &self.opts.default_collection)
     }

@@ -375,7 +375,15 @@ pub unsafe extern "C" fn rm_open(opts: *const rm_open_options, out_db: *mut *mut
 /// Closes a handle: pending access counters are written and the file is closed
 /// once no other thread is inside a call on it. NULL is accepted (RM_OK).
 ///
-/// Errors: RM_CLOSED if the handle was already closed (nothing happens).
+/// The handle is closed whatever this returns. An error reports what could not be
+/// finished: RM_FULL or RM_IO when the write-ahead log could not be copied into the
+/// database file (disk full): no acknowledged write is lost, they stay in the
+/// "-wal" file beside it and are applied at the next open, but free space before
+/// writing again. (When another thread is still inside a call on the handle, that
+/// call's end closes it and nothing is reported.)
+///
+/// Errors: RM_CLOSED if the handle was already closed (nothing happens), RM_FULL,
+/// RM_IO, RM_BUSY.
 #[no_mangle]
 pub extern "C" fn rm_close(db: *mut rm_db) -> rm_status {
     guard(|| {
@@ -384,10 +392,12 @@ pub extern "C" fn rm_close(db: *mut rm_db) -> rm_status {
         }
         let removed = registry().write().remove(&(db as usize));
         match removed {
-            Some(d) => {
-                drop(d);
-                Ok(())
-            }
+            // The last user closes and reports; if other threads are still inside a
+            // call, the last of them drops it when its call returns.
+            Some(d) => match Arc::try_unwrap(d) {
+                Ok(d) => d.close(),
+                Err(_) => Ok(()),
+            },
             None => Err(Error::new(Status::Closed, "db handle is already closed or was not returned by rm_open()")),
         }
     })

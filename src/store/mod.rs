@@ -172,6 +172,28 @@ impl Store {
         self.path.as_deref()
     }
 
+    /// Copies the write-ahead log into the database file now (what SQLite also tries
+    /// when the last connection closes, without telling anyone if it fails). Another
+    /// connection reading is not an error (it, or the next writer, copies the rest).
+    pub fn checkpoint(&self) -> Result<()> {
+        let Some(path) = &self.path else { return Ok(()) };
+        let conn = self.writer.lock();
+        let result: Result<(i64, i64)> =
+            conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| Ok((r.get(1)?, r.get(2)?))).map_err(Error::from);
+        result.map(drop).map_err(|e| {
+            Error::new(
+                e.status,
+                format!(
+                    "the write-ahead log could not be copied into {} ({}); no write is lost: the committed \
+                     writes stay in {}-wal and are applied when the database is next opened with space to grow",
+                    path.display(),
+                    e.message,
+                    path.display()
+                ),
+            )
+        })
+    }
+
     /// The writer connection, for tests that instrument it.
     #[cfg(test)]
     pub fn writer_for_test(&self) -> parking_lot::MutexGuard<'_, Connection> {
