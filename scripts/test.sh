@@ -17,6 +17,9 @@ export ROBOTMEM_REQUIRE_MODEL=1
 echo "== Rust tests"
 cargo test --locked
 
+echo "== Retrieval quality on real text (../shared/data; tests/devsets.rs, ignored in debug builds: 11 min there, 2 in release)"
+ROBOTMEM_REQUIRE_DEVSETS=1 cargo test --release --locked --test devsets -- --nocapture
+
 echo "== CMake package, C and C++ tests, consumer"
 bash scripts/cmake-test.sh
 

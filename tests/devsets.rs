@@ -1,0 +1,327 @@
+//! Retrieval quality on real text: the SQuAD v1.1 and CMRC 2018 dev sentences of
+//! `../shared/data` (development data, not a held-out set; tests/devsets/load.rs
+//! reads them). Per set, every memory sentence is learned into a fresh database
+//! (a temporary directory, removed also when the test fails), then every question
+//! is recalled with n = 10 twice: `bm25_only` (a handle opened with
+//! `embeddings = false` on the same file) and `hybrid` (a handle with the default
+//! model, all-MiniLM-L6-v2 dq-int8, which learned the memories). Scored exactly as
+//! `../shared/data/score.py` scores by default: R@1, R@5, R@10 (share of queries
+//! with a gold memory among the first k) and MRR@10, over all queries; a memory
+//! whose text equals a gold memory's text is gold too; a learn reported as a
+//! duplicate stands for its dataset memory through the memory it was merged into.
+//!
+//! Prints a table and the paired bootstrap 95 % CI (seed fixed, 1000 resamples of
+//! the queries) of hybrid − bm25_only for R@10 and MRR@10, and FAILS when the upper
+//! bound of either CI is below 0 (hybrid worse than BM25 by more than noise).
+//! Numbers are recorded in docs/QUALITY.md.
+//!
+//! Environment: `ROBOTMEM_DEVSETS` (directory of the sets, default
+//! `../shared/data`); `ROBOTMEM_DEVSETS_QUERIES=N` (recall a fixed-seed sample of N
+//! queries per set instead of all; memories are always all learned);
+//! `ROBOTMEM_DEVSETS_RESULTS=DIR` (write `DIR/<set>-<mode>.jsonl` in score.py's
+//! input format). Missing sets: SKIPPED on stderr, a failure under
+//! `ROBOTMEM_REQUIRE_DEVSETS=1`; missing model: bm25_only alone, SKIPPED for the
+//! comparison, a failure under `ROBOTMEM_REQUIRE_MODEL=1` (tests/model/mod.rs).
+//!
+//! Run time (2-core VM): about 2 minutes in a release build (the two sets run in
+//! parallel; SQuAD dominates: 74 s of learning with the model, then 2 × 10,553
+//! recalls), 11 minutes in a debug build. So the tests are ignored in debug builds
+//! (plain `cargo test`), and CI runs them in release with every memory and every
+//! query: `ROBOTMEM_REQUIRE_DEVSETS=1 cargo test --release --locked --test devsets`
+//! (scripts/test.sh, where ROBOTMEM_REQUIRE_MODEL=1 is set too).
+
+#[path = "devsets/load.rs"]
+mod load;
+mod model;
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use load::Devset;
+use robotmem::{Db, DupMethod, LearnRequest, OpenOptions, RecallRequest, SearchMode};
+
+/// Results per query: the rank (0-based) of the first gold hit among the 10, if any.
+struct Run {
+    mode: &'static str,
+    first: Vec<Option<usize>>,
+    /// How many recalls reported each `SearchMode`.
+    modes: HashMap<&'static str, usize>,
+    /// Queries whose first gold hit counts only through a merged duplicate (a
+    /// dataset memory whose text is not the stored one).
+    via_merge: usize,
+    /// score.py input: query id and ranked dataset ids.
+    lines: Vec<String>,
+}
+
+/// What learning the set did: dataset memory index → robotmem id, and back.
+struct Learned {
+    robot_id: Vec<i64>,
+    members: HashMap<i64, Vec<usize>>,
+    dups: HashMap<&'static str, usize>,
+    embedded: usize,
+}
+
+/// SplitMix64, for the query sample and the bootstrap.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+const SEED: u64 = 0xDE5E_7500_0011;
+const RESAMPLES: usize = 1000;
+const N: i64 = 10;
+
+fn env_flag(name: &str) -> bool {
+    std::env::var(name).as_deref() == Ok("1")
+}
+
+/// The set, or None (SKIPPED) when its file is missing.
+fn devset(name: &str) -> Option<Devset> {
+    let path = load::path(name).unwrap();
+    if !path.is_file() {
+        let why = format!("{} is missing (set ROBOTMEM_DEVSETS to the directory of the sets)", path.display());
+        if env_flag("ROBOTMEM_REQUIRE_DEVSETS") {
+            panic!("devsets {name}: {why}, and ROBOTMEM_REQUIRE_DEVSETS=1");
+        }
+        eprintln!("SKIPPED devsets {name}: {why}");
+        return None;
+    }
+    Some(load::load(name).unwrap_or_else(|e| panic!("{e}")))
+}
+
+/// Indexes of the queries to recall: all, or a fixed-seed sample of `ROBOTMEM_DEVSETS_QUERIES`.
+fn query_sample(total: usize) -> Vec<usize> {
+    let Some(n) = std::env::var("ROBOTMEM_DEVSETS_QUERIES").ok().and_then(|v| v.parse::<usize>().ok()) else {
+        return (0..total).collect();
+    };
+    let mut all: Vec<usize> = (0..total).collect();
+    let mut r = Rng(SEED);
+    for i in (1..total).rev() {
+        all.swap(i, r.below(i + 1));
+    }
+    all.truncate(n.min(total));
+    all.sort_unstable();
+    all
+}
+
+fn learn_all(db: &Db, set: &Devset) -> Learned {
+    let mut l = Learned { robot_id: Vec::new(), members: HashMap::new(), dups: HashMap::new(), embedded: 0 };
+    for (c, chunk) in set.memories.chunks(500).enumerate() {
+        let reqs: Vec<LearnRequest> =
+            chunk.iter().map(|m| LearnRequest { insight: &m.text, ..Default::default() }).collect();
+        let out = db.learn_batch(&reqs).unwrap_or_else(|e| panic!("{}: learn_batch #{c}: {e}", set.name));
+        for o in out {
+            let i = l.robot_id.len();
+            l.robot_id.push(o.memory_id);
+            l.members.entry(o.memory_id).or_default().push(i);
+            l.embedded += o.has_embedding as usize;
+            if let Some(d) = o.duplicate {
+                *l.dups.entry(d.method.as_str()).or_default() += 1;
+                assert!(matches!(d.method, DupMethod::Exact | DupMethod::Jaccard | DupMethod::Cosine));
+            }
+        }
+    }
+    l
+}
+
+/// Recalls each sampled query on `db`; scores it against `gold` (indexes).
+fn recall_all(
+    db: &Db,
+    mode: &'static str,
+    set: &Devset,
+    learned: &Learned,
+    gold: &[Vec<usize>],
+    sample: &[usize],
+) -> Run {
+    let mut run = Run { mode, first: Vec::new(), modes: HashMap::new(), via_merge: 0, lines: Vec::new() };
+    for &qi in sample {
+        let q = &set.queries[qi];
+        let r = db
+            .recall(&RecallRequest { query: &q.question, n: N, ..Default::default() })
+            .unwrap_or_else(|e| panic!("{} {mode}: recall {:?}: {e}", set.name, q.question));
+        *run.modes.entry(r.mode.as_str()).or_default() += 1;
+        let g = &gold[qi];
+        let mut first = None;
+        let mut ranked = Vec::new();
+        for (rank, h) in r.hits.iter().enumerate() {
+            let members = &learned.members[&h.memory.id];
+            // The dataset memory this hit stands for: the stored one (first learned),
+            // or a merged duplicate of it when that one is gold for this query.
+            let gold_member = members.iter().find(|m| g.binary_search(m).is_ok());
+            if first.is_none() && gold_member.is_some() {
+                first = Some(rank);
+                if g.binary_search(&members[0]).is_err() {
+                    run.via_merge += 1;
+                }
+            }
+            ranked.push(&set.memories[*gold_member.unwrap_or(&members[0])].id);
+        }
+        run.first.push(first);
+        run.lines.push(serde_json::json!({"query_id": q.id, "ranked": ranked}).to_string());
+    }
+    run
+}
+
+/// Per-query values of R@k (hit within k) and of the reciprocal rank within 10.
+fn hit_at(first: &[Option<usize>], k: usize) -> Vec<f64> {
+    first.iter().map(|f| f.is_some_and(|r| r < k) as u8 as f64).collect()
+}
+
+fn rr10(first: &[Option<usize>]) -> Vec<f64> {
+    first.iter().map(|f| f.filter(|&r| r < 10).map_or(0.0, |r| 1.0 / (r + 1) as f64)).collect()
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len().max(1) as f64
+}
+
+/// R@1, R@5, R@10, MRR@10 over the queries recalled.
+fn metrics(run: &Run) -> [f64; 4] {
+    [mean(&hit_at(&run.first, 1)), mean(&hit_at(&run.first, 5)), mean(&hit_at(&run.first, 10)), mean(&rr10(&run.first))]
+}
+
+/// Mean difference a − b and its paired bootstrap 95 % CI (percentiles 2.5 and
+/// 97.5 of `RESAMPLES` resampled means, nearest rank).
+fn paired_ci(a: &[f64], b: &[f64]) -> (f64, f64, f64) {
+    let d: Vec<f64> = a.iter().zip(b).map(|(x, y)| x - y).collect();
+    let mut r = Rng(SEED);
+    let mut means: Vec<f64> =
+        (0..RESAMPLES).map(|_| (0..d.len()).map(|_| d[r.below(d.len())]).sum::<f64>() / d.len() as f64).collect();
+    means.sort_by(f64::total_cmp);
+    let at = |p: f64| means[((p * RESAMPLES as f64).ceil() as usize).clamp(1, RESAMPLES) - 1];
+    (mean(&d), at(0.025), at(0.975))
+}
+
+fn write_results(set: &Devset, run: &Run) {
+    let Some(dir) = std::env::var_os("ROBOTMEM_DEVSETS_RESULTS") else { return };
+    let path = Path::new(&dir).join(format!("{}-{}.jsonl", set.name, run.mode));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(&path, run.lines.join("\n") + "\n").unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    eprintln!("wrote {}", path.display());
+}
+
+fn modes(run: &Run) -> String {
+    let mut v: Vec<_> = run.modes.iter().collect();
+    v.sort();
+    v.iter().map(|(m, n)| format!("{m} {n}")).collect::<Vec<_>>().join(", ")
+}
+
+/// Learns `name`, recalls its queries in both modes, prints the table; returns what
+/// learning did and the bm25_only and hybrid runs (hybrid None without the model).
+fn evaluate(name: &str) -> Option<(Learned, Run, Option<Run>)> {
+    let set = devset(name)?;
+    let started = std::time::Instant::now();
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("devset.db");
+    let model = model::model(&format!("devsets {name} (hybrid)"));
+    let learner_opts = match &model {
+        Some(m) => m.options(&path),
+        None => OpenOptions { durability: robotmem::Durability::Normal, embeddings: false, ..OpenOptions::path(&path) },
+    };
+    let learner = Db::open(learner_opts.clone()).unwrap();
+    if model.is_some() {
+        let s = learner.embedding_status().unwrap();
+        assert_eq!(s.state, robotmem::EmbeddingState::Ready, "{}", s.reason);
+    }
+    let learned = learn_all(&learner, &set);
+    let learn_s = started.elapsed().as_secs_f64();
+    let bm25 = Db::open(OpenOptions { embeddings: false, ..learner_opts }).unwrap();
+
+    let gold = set.gold_indexes();
+    let sample = query_sample(set.queries.len());
+    let b = recall_all(&bm25, "bm25_only", &set, &learned, &gold, &sample);
+    let h = model.is_some().then(|| recall_all(&learner, "hybrid", &set, &learned, &gold, &sample));
+    drop((bm25, learner));
+    drop(tmp);
+
+    let mut out = String::new();
+    let stored = learned.members.len();
+    let _ = writeln!(
+        out,
+        "\n{name}: {} memories learned ({stored} stored, duplicates {:?}, {} with a vector), {} of {} queries, n = {N}; {:.0} s learn, {:.0} s total",
+        set.memories.len(),
+        learned.dups,
+        learned.embedded,
+        sample.len(),
+        set.queries.len(),
+        learn_s,
+        started.elapsed().as_secs_f64()
+    );
+    let _ = writeln!(out, "set    mode       queries    R@1     R@5     R@10    MRR@10   recall modes");
+    for run in std::iter::once(&b).chain(h.as_ref()) {
+        let m = metrics(run);
+        let _ = writeln!(
+            out,
+            "{name:6} {:10} {:7}  {:.4}  {:.4}  {:.4}  {:.4}   {} (gold only through a merged duplicate: {})",
+            run.mode,
+            run.first.len(),
+            m[0],
+            m[1],
+            m[2],
+            m[3],
+            modes(run),
+            run.via_merge
+        );
+        write_results(&set, run);
+    }
+    print!("{out}");
+    Some((learned, b, h))
+}
+
+/// The CIs of hybrid − bm25_only; fails when hybrid is worse beyond noise.
+fn compare(name: &str, b: &Run, h: &Run) {
+    let mut worse = Vec::new();
+    for (metric, hv, bv) in
+        [("R@10", hit_at(&h.first, 10), hit_at(&b.first, 10)), ("MRR@10", rr10(&h.first), rr10(&b.first))]
+    {
+        let (d, lo, hi) = paired_ci(&hv, &bv);
+        println!("{name:6} hybrid - bm25_only {metric:6} {d:+.4}  95% CI [{lo:+.4}, {hi:+.4}] (paired bootstrap, {RESAMPLES} resamples, seed {SEED:#x})");
+        if hi < 0.0 {
+            worse.push(format!("{metric} {d:+.4} [{lo:+.4}, {hi:+.4}]"));
+        }
+    }
+    assert!(worse.is_empty(), "{name}: hybrid is worse than bm25_only beyond noise: {}", worse.join("; "));
+}
+
+#[test]
+#[cfg_attr(debug_assertions, ignore = "11 min in a debug build; CI runs it with --release (scripts/test.sh)")]
+fn squad_hybrid_not_worse_than_bm25() {
+    let Some((learned, b, h)) = evaluate("squad") else { return };
+    assert!(b.modes.keys().all(|m| *m == "bm25_only" || *m == "scan"), "bm25 handle: {}", modes(&b));
+    let Some(h) = h else { return };
+    // English: every stored memory got a vector, and every query ran with its
+    // vector: hybrid, or vec_only when no memory holds any of its words.
+    assert_eq!(learned.embedded, learned.members.len(), "squad: memories without a vector");
+    let with_vector = [SearchMode::Hybrid, SearchMode::VecOnly].map(|m| h.modes.get(m.as_str()).copied().unwrap_or(0));
+    assert_eq!(with_vector.iter().sum::<usize>(), h.first.len(), "squad hybrid: {}", modes(&h));
+    compare("squad", &b, &h);
+}
+
+#[test]
+#[cfg_attr(debug_assertions, ignore = "11 min in a debug build; CI runs it with --release (scripts/test.sh)")]
+fn cmrc_hybrid_not_worse_than_bm25() {
+    let Some((learned, b, h)) = evaluate("cmrc") else { return };
+    assert!(b.modes.keys().all(|m| *m == "bm25_only" || *m == "scan"), "bm25 handle: {}", modes(&b));
+    let Some(h) = h else { return };
+    // Chinese with the default English-vocabulary model: a text with more than 25 %
+    // unknown tokens gets no vector, so nearly every memory and query runs BM25 only
+    // (those results are BM25's); the few representable ones (mostly Latin script
+    // and digits) run hybrid.
+    println!(
+        "cmrc: {} of {} stored memories have a vector; hybrid handle modes: {}",
+        learned.embedded,
+        learned.members.len(),
+        modes(&h)
+    );
+    compare("cmrc", &b, &h);
+}
