@@ -33,16 +33,21 @@ impl Db {
         }
     }
 
-    /// Before a write transaction's own writes: syncs the text index when one of
-    /// `drafts` is a fact without numbers (its near-duplicate candidates come from
-    /// it) and the vector index when one has a vector its cosine dedup will compare.
-    /// Only here: synced later, an index would take in the transaction's own writes.
+    /// In a write transaction: syncs the text index when one of `drafts` is a fact
+    /// without numbers (its near-duplicate candidates come from it) and the vector
+    /// index when one has a vector its cosine dedup will compare — both only up to
+    /// the committed rev, never taking in the transaction's own writes (they are
+    /// found by rev, and staged vectors by the vector index itself).
     pub(super) fn sync_for_dedup(&self, tx: &Connection, drafts: &[super::Draft]) -> Result<()> {
+        let committed = self.committed_rev();
         if drafts.iter().any(|d| d.terms.numbers.is_empty() && !d.terms.set.is_empty()) {
-            self.index.sync(tx)?;
+            self.index.sync_to(tx, committed)?;
         }
         if drafts.iter().any(|d| d.vector.as_ref().and_then(Embedding::vector).is_some()) {
-            self.sync_vectors(tx)?;
+            match &self.embedder {
+                Some(e) if vectors::matches(tx, e.stamp())? => self.vindex.sync_to(tx, e.stamp(), committed)?,
+                _ => {}
+            }
         }
         Ok(())
     }

@@ -77,6 +77,21 @@ pub struct Db {
     embedder: Option<Box<dyn Embedder>>,
     /// Why there is no embedder (empty when there is one).
     embed_note: String,
+    /// See [`Db::committed_rev`]; set when a write transaction begins.
+    base_rev: std::sync::atomic::AtomicI64,
+}
+
+impl crate::store::TxHooks for Db {
+    fn begin(&self, conn: &Connection) -> Result<()> {
+        let head = conn.prepare_cached("SELECT coalesce(max(rev), 0) FROM memories")?.query_row([], |r| r.get(0))?;
+        self.base_rev.store(head, std::sync::atomic::Ordering::Relaxed);
+        self.vindex.finish(false); // a retried attempt starts with nothing staged
+        Ok(())
+    }
+
+    fn end(&self, committed: bool) {
+        self.vindex.finish(committed);
+    }
 }
 
 /// Current UTC time as ISO 8601 with milliseconds (`2026-03-09T10:30:00.123Z`).
@@ -103,7 +118,7 @@ impl Db {
         };
         if let Some(e) = &embedder {
             if store.read(vectors::stamp)?.is_none() {
-                store.write(|tx| vectors::adopt(tx, e.stamp()))?;
+                store.write(&crate::store::NoHooks, |tx| vectors::adopt(tx, e.stamp()))?;
             }
         }
         let db = Db {
@@ -114,6 +129,7 @@ impl Db {
             vindex: Default::default(),
             embedder,
             embed_note,
+            base_rev: Default::default(),
         };
         if db.opts.preload {
             db.store.read(|c| {
@@ -128,19 +144,37 @@ impl Db {
         &self.opts
     }
 
-    /// A write transaction that first applies pending recall touches.
-    fn write<T>(&self, mut f: impl FnMut(&Connection) -> Result<T>) -> Result<T> {
+    /// A write that first applies pending recall touches. It may share its
+    /// transaction with other threads' writes (group commit, see `store::group`):
+    /// a failed write rolls back alone, including the vectors it staged.
+    fn write<T: Send>(&self, mut f: impl FnMut(&Connection) -> Result<T> + Send) -> Result<T> {
         let pending = std::mem::take(&mut *self.touches.lock());
-        let result = self.store.write(|tx| {
-            self.vindex.finish(false); // a retried attempt starts with nothing staged
-            apply_touches(tx, &pending)?;
-            f(tx)
+        let result = self.store.write(self, |tx| {
+            let mark = self.vindex.staged_mark();
+            let r = apply_touches(tx, &pending).and_then(|()| f(tx));
+            if r.is_err() {
+                self.vindex.truncate_staged(mark);
+            }
+            r
         });
-        self.vindex.finish(result.is_ok());
         if result.is_err() {
             self.requeue(pending);
         }
         result
+    }
+
+    /// Writes committed so far on this handle and the transactions that committed
+    /// them: fewer transactions than writes when threads' writes were grouped
+    /// (diagnostics and benchmarks).
+    pub fn commit_counts(&self) -> (u64, u64) {
+        self.store.commit_counts()
+    }
+
+    /// The `rev` committed before the current write transaction began: in-process
+    /// indexes synced inside it stop there, so they never take in writes that might
+    /// still roll back (a group's earlier writes are uncommitted).
+    fn committed_rev(&self) -> i64 {
+        self.base_rev.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     fn requeue(&self, pending: Touches) {

@@ -154,3 +154,53 @@ fn number_free_near_duplicates_match_a_full_comparison() {
     assert_eq!(out[1].duplicate.map(|d| (d.existing_id, d.method)), Some((out[0].memory_id, DupMethod::Jaccard)));
     assert!(near > 100 && stored.len() > 500, "the vocabulary must produce both outcomes");
 }
+
+/// Group commit: writes queued while the writer is busy run in one transaction;
+/// each keeps its own outcome (a failing one rolls back alone), and every
+/// acknowledged write is in the file afterwards.
+#[test]
+fn queued_writes_share_one_transaction_and_keep_their_own_outcomes() {
+    use crate::error::Status;
+    let dir = tempfile::Builder::new().prefix("rm-group-").tempdir().unwrap();
+    let path = dir.path().join("m.db");
+    let mut o = OpenOptions::path(&path);
+    o.embeddings = false;
+    let db = Db::open(o).unwrap();
+    let ended = db.start_session(None, None).unwrap().session_id;
+    db.end_session(&ended, None).unwrap();
+    let (_, commits_before) = db.commit_counts();
+    let writers = 6;
+    let results = std::thread::scope(|s| {
+        // Hold the writer so every learn below queues behind it.
+        let held = db.store.writer_for_test();
+        let handles: Vec<_> = (0..writers)
+            .map(|i| {
+                let (db, ended) = (&db, &ended);
+                s.spawn(move || {
+                    let text = format!("conveyor {i} stopped when the light curtain tripped");
+                    // Writer 3 targets the ended session: its write fails, alone.
+                    let session = (i == 3).then_some(ended.as_str());
+                    db.learn(&LearnRequest { insight: &text, session_id: session, ..Default::default() })
+                })
+            })
+            .collect();
+        while db.store.queued_for_test() < writers {
+            std::thread::yield_now();
+        }
+        drop(held);
+        handles.into_iter().map(|h| h.join().unwrap()).collect::<Vec<_>>()
+    });
+    let (_, commits_after) = db.commit_counts();
+    assert_eq!(commits_after - commits_before, 1, "six queued writes, one transaction");
+    for (i, r) in results.iter().enumerate() {
+        match (i, r) {
+            (3, Err(e)) => assert_eq!(e.status, Status::InvalidState),
+            (3, Ok(_)) => panic!("a learn into an ended session must fail"),
+            (_, r) => assert!(r.as_ref().unwrap().duplicate.is_none()),
+        }
+    }
+    drop(db);
+    let db = Db::open(OpenOptions { embeddings: false, ..OpenOptions::path(&path) }).unwrap();
+    let stored = db.recall(&crate::types::RecallRequest { query: "conveyor light curtain", n: 10, ..Default::default() }).unwrap();
+    assert_eq!(stored.hits.len(), writers - 1, "every acknowledged write is in the file");
+}

@@ -83,6 +83,12 @@ impl TextIndex {
         let head: i64 = conn
             .prepare_cached("SELECT coalesce(max(rev), 0) FROM memories")?
             .query_row([], |r| r.get(0))?;
+        self.sync_to(conn, head)
+    }
+
+    /// [`Self::sync`] up to `head` (a write transaction's committed rev: see
+    /// `Db::committed_rev`); rows of a later rev are not applied.
+    pub fn sync_to(&self, conn: &Connection, head: i64) -> Result<()> {
         if self.inner.read().rev.is_some_and(|r| r >= head) {
             return Ok(());
         }

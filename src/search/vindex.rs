@@ -127,9 +127,15 @@ impl VectorIndex {
     /// model stamp changed or many rows did. `conn` is the caller's transaction
     /// (a read transaction, or a write transaction before its own first write).
     pub fn sync(&self, conn: &Connection, model: &ModelStamp) -> Result<()> {
-        let stamp = model.encode();
         let head: i64 =
             conn.prepare_cached("SELECT coalesce(max(rev), 0) FROM memories")?.query_row([], |r| r.get(0))?;
+        self.sync_to(conn, model, head)
+    }
+
+    /// [`Self::sync`] up to `head` (a write transaction's committed rev: see
+    /// `Db::committed_rev`); rows of a later rev are not applied.
+    pub fn sync_to(&self, conn: &Connection, model: &ModelStamp, head: i64) -> Result<()> {
+        let stamp = model.encode();
         let current = |i: &Inner| i.stamp.as_deref() == Some(stamp.as_str()) && i.rev >= head;
         if current(&self.inner.read()) {
             return Ok(());
@@ -140,7 +146,7 @@ impl VectorIndex {
         }
         let mut fresh = self.fresh.lock();
         let loaded = inner.stamp.as_deref() == Some(stamp.as_str());
-        let changed = if loaded { Some(vectors::changed_since(conn, inner.rev)?) } else { None };
+        let changed = if loaded { Some(vectors::changed_since(conn, inner.rev, head)?) } else { None };
         let lookups = changed.as_ref().map_or(usize::MAX, |c| {
             c.iter().filter(|c| c.has_vector && fresh.get(&c.id).is_none_or(|w| w.rev != c.rev)).count()
         });
@@ -148,6 +154,11 @@ impl VectorIndex {
             *inner = Inner { stamp: Some(stamp), dim: model.dim, ..Inner::default() };
             let inner = &mut *inner;
             vectors::for_each_stored(conn, model.dim, |id, coll, v| inner.insert(id, coll, v))?;
+            // The chunk tables also hold this transaction's own uncommitted vectors
+            // (those written after `head`): they are staged, not part of the index.
+            for id in vectors::changed_since(conn, head, i64::MAX)?.into_iter().map(|c| c.id) {
+                inner.remove(id);
+            }
         } else {
             for c in changed.unwrap_or_default() {
                 inner.remove(c.id);
@@ -212,6 +223,19 @@ impl VectorIndex {
     pub fn stage(&self, id: i64, rev: i64, collection: &str, vector: &[f32]) {
         let w = Written { id, rev, collection: collection.to_string(), vector: vector.to_vec() };
         self.staged.lock().entry(std::thread::current().id()).or_default().push(w);
+    }
+
+    /// How many vectors the calling thread has staged (for [`Self::truncate_staged`]).
+    pub fn staged_mark(&self) -> usize {
+        self.staged.lock().get(&std::thread::current().id()).map_or(0, Vec::len)
+    }
+
+    /// Drops the calling thread's vectors staged after `mark` (a write rolled back
+    /// to its savepoint).
+    pub fn truncate_staged(&self, mark: usize) {
+        if let Some(own) = self.staged.lock().get_mut(&std::thread::current().id()) {
+            own.truncate(mark);
+        }
     }
 
     /// Ends the calling thread's write transaction: on commit its staged vectors

@@ -4,11 +4,15 @@
 //! In WAL mode readers never wait for the writer (of this or another process),
 //! and write transactions start with `BEGIN IMMEDIATE` so two processes never
 //! deadlock on a lock upgrade. `SQLITE_BUSY` past the busy timeout is retried a
-//! bounded number of times before [`Status::Busy`] reaches the caller.
+//! bounded number of times before [`Status::Busy`] reaches the caller. Writes of
+//! several threads at once share one transaction and one commit ([`group`]).
 
+mod group;
 pub mod memory;
 pub mod schema;
 pub mod vectors;
+
+pub use group::{NoHooks, TxHooks};
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -21,11 +25,11 @@ use crate::options::{Durability, Location, OpenOptions};
 
 /// Reader connections kept open for reuse.
 const MAX_IDLE_READERS: usize = 4;
-/// Attempts of a write transaction that keeps failing with `SQLITE_BUSY`.
-const WRITE_ATTEMPTS: u32 = 3;
 
 pub struct Store {
     writer: Mutex<Connection>,
+    /// Writes waiting for the next group transaction (see [`group`]).
+    queue: group::Queue,
     /// `None` for in-memory databases: every read then uses the writer connection.
     readers: Option<Mutex<Vec<Connection>>>,
     path: Option<PathBuf>,
@@ -80,17 +84,18 @@ impl Store {
         }
         let store = Store {
             writer: Mutex::new(writer),
+            queue: Default::default(),
             readers: path.as_ref().map(|_| Mutex::new(Vec::new())),
             path,
             config,
         };
         if version < schema::SCHEMA_VERSION {
-            store.write(|tx| {
+            store.write(&NoHooks, |tx| {
                 schema::migrate(tx)?;
                 schema::sync_tag_meta(tx)
             })?;
         } else if !store.read(schema::tag_meta_in_sync)? {
-            store.write(schema::sync_tag_meta)?;
+            store.write(&NoHooks, schema::sync_tag_meta)?;
         }
         Ok(store)
     }
@@ -122,39 +127,6 @@ impl Store {
             idle.push(conn);
         }
         result
-    }
-
-    /// Runs `f` in a `BEGIN IMMEDIATE` transaction and commits it. `f` may run
-    /// again if the database stays busy, so it must have no effects outside it.
-    pub fn write<T>(&self, mut f: impl FnMut(&Connection) -> Result<T>) -> Result<T> {
-        let conn = self.writer.lock();
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let result: Result<T> = (|| {
-                let tx = Transaction::new_unchecked(&conn, TransactionBehavior::Immediate)?;
-                let out = f(&tx)?;
-                tx.commit()?;
-                Ok(out)
-            })();
-            match result {
-                Err(e) if e.status == Status::Busy && attempt < WRITE_ATTEMPTS => {
-                    std::thread::sleep(Duration::from_millis(10 * attempt as u64));
-                }
-                Err(e) if e.status == Status::Busy => {
-                    return Err(Error::new(
-                        Status::Busy,
-                        format!(
-                            "database stayed locked by another connection for {} attempts of {} ms: {}",
-                            WRITE_ATTEMPTS,
-                            self.config.busy_timeout.as_millis(),
-                            e.message
-                        ),
-                    ))
-                }
-                other => return other,
-            }
-        }
     }
 
     /// Runs `f` with the writer connection only if it is free right now.

@@ -1,0 +1,197 @@
+//! Group commit: writes that several threads of one handle make at the same time
+//! share one transaction, so one commit (one fsync with `Durability::Full`)
+//! acknowledges all of them.
+//!
+//! A writer queues its job, then waits for the writer connection. Whoever gets the
+//! connection (the leader) takes every queued job — those that arrived while the
+//! previous transaction was committing — and runs them in one `BEGIN IMMEDIATE`
+//! transaction, each inside its own savepoint: a job that fails is rolled back
+//! alone and gets its own error, the others commit. A job's result is handed back
+//! only after the commit, so every acknowledgement is as durable as before. A
+//! follower that gets the connection after its job was run returns at once.
+//!
+//! One thread alone sees no difference (a group of one). Under contention the fsync
+//! wait, which dominates a durable write and grows with a busy CPU (the waiting
+//! thread must be scheduled again), is paid once per group instead of once per write.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use rusqlite::{Connection, Transaction, TransactionBehavior};
+
+use super::Store;
+use crate::error::{Error, Result, Status};
+
+/// Attempts of a write transaction that keeps failing with `SQLITE_BUSY`.
+const WRITE_ATTEMPTS: u32 = 3;
+
+/// What the owner of the writes is told about each group transaction. The leader's
+/// hooks serve the whole group: all jobs of a store come from the same owner.
+pub trait TxHooks: Sync {
+    /// The transaction has begun; no job has run yet.
+    fn begin(&self, conn: &Connection) -> Result<()>;
+    /// The transaction committed (`true`) or was rolled back.
+    fn end(&self, committed: bool);
+}
+
+/// Hooks of a store without an owner (opening, migrations).
+pub struct NoHooks;
+
+impl TxHooks for NoHooks {
+    fn begin(&self, _: &Connection) -> Result<()> {
+        Ok(())
+    }
+    fn end(&self, _: bool) {}
+}
+
+type Job<'a> = dyn FnMut(&Connection) -> Result<()> + Send + 'a;
+type Outcome = std::thread::Result<Result<()>>;
+
+/// A queued job, on the stack of the thread that waits for it.
+struct Slot {
+    /// The job, its lifetime erased: the owner does not return before the job
+    /// has run and every pointer to it is gone (see [`Store::write`]).
+    job: *mut Job<'static>,
+    outcome: Option<Outcome>,
+}
+
+struct SlotPtr(*mut Slot);
+// SAFETY: a slot is only touched by the thread holding the writer lock, and its
+// owner waits for that lock before it reads the slot again.
+unsafe impl Send for SlotPtr {}
+
+/// Jobs waiting for the next group, and what groups have done so far.
+#[derive(Default)]
+pub struct Queue {
+    waiting: Mutex<Vec<SlotPtr>>,
+    /// Writes committed and the transactions that committed them.
+    writes: AtomicU64,
+    commits: AtomicU64,
+}
+
+impl Store {
+    /// Runs `f` in a write transaction and commits it; `f` may share the
+    /// transaction with other threads' writes (see the module docs) and may run
+    /// again if the database stays busy, so it must have no effects outside it.
+    pub fn write<T: Send>(&self, hooks: &dyn TxHooks, mut f: impl FnMut(&Connection) -> Result<T> + Send) -> Result<T> {
+        let mut value: Option<T> = None;
+        let mut run = |c: &Connection| -> Result<()> {
+            value = Some(f(c)?);
+            Ok(())
+        };
+        let job: *mut Job<'_> = &mut run;
+        // SAFETY: only the lifetime is erased; see `Slot::job`.
+        let job: *mut Job<'static> = unsafe { std::mem::transmute(job) };
+        let mut slot = Slot { job, outcome: None };
+        self.queue.waiting.lock().push(SlotPtr(&mut slot));
+        let conn = self.writer.lock();
+        if slot.outcome.is_none() {
+            let group: Vec<SlotPtr> = std::mem::take(&mut *self.queue.waiting.lock());
+            self.run_group(&conn, hooks, &group);
+        }
+        drop(conn);
+        // Every pointer to `slot` and `run` is gone: the leader that ran them has
+        // released the writer lock, which this thread then took.
+        match slot.outcome.take() {
+            Some(Ok(Ok(()))) => Ok(value.take().expect("a job that succeeded set its value")),
+            Some(Ok(Err(e))) => Err(e),
+            Some(Err(panic)) => std::panic::resume_unwind(panic),
+            None => Err(Error::internal("a write was lost by the thread that ran it")),
+        }
+    }
+
+    /// Writes committed through [`Store::write`] and the transactions that committed
+    /// them (fewer when writes were grouped).
+    pub fn commit_counts(&self) -> (u64, u64) {
+        (self.queue.writes.load(Ordering::Relaxed), self.queue.commits.load(Ordering::Relaxed))
+    }
+
+    /// Writes waiting in the queue (tests).
+    #[cfg(test)]
+    pub fn queued_for_test(&self) -> usize {
+        self.queue.waiting.lock().len()
+    }
+
+    /// Runs `group` in one transaction (retried while busy) and fills every slot's
+    /// outcome, whatever happens.
+    fn run_group(&self, conn: &Connection, hooks: &dyn TxHooks, group: &[SlotPtr]) {
+        let mut attempt = 0;
+        let result = loop {
+            attempt += 1;
+            // SAFETY: the slots are alive (their owners wait for the writer lock we hold).
+            let slots = || group.iter().map(|s| unsafe { &mut *s.0 });
+            let run = catch_unwind(AssertUnwindSafe(|| attempt_group(conn, hooks, slots())));
+            match run {
+                Ok(Err(e)) if e.status == Status::Busy && attempt < WRITE_ATTEMPTS => {
+                    std::thread::sleep(Duration::from_millis(10 * attempt as u64));
+                }
+                Ok(Err(e)) if e.status == Status::Busy => {
+                    break Err(Error::new(
+                        Status::Busy,
+                        format!(
+                            "database stayed locked by another connection for {WRITE_ATTEMPTS} attempts of {} ms: {}",
+                            self.config.busy_timeout.as_millis(),
+                            e.message
+                        ),
+                    ));
+                }
+                Ok(r) => break r,
+                Err(_) => break Err(Error::internal("a write transaction failed unexpectedly (panic)")),
+            }
+        };
+        if result.is_ok() {
+            self.queue.commits.fetch_add(1, Ordering::Relaxed);
+        }
+        for s in group {
+            // SAFETY: as above.
+            let slot = unsafe { &mut *s.0 };
+            if result.is_ok() && matches!(slot.outcome, Some(Ok(Ok(())))) {
+                self.queue.writes.fetch_add(1, Ordering::Relaxed);
+            }
+            match &result {
+                // The transaction committed: each job keeps its own outcome.
+                Ok(()) => {}
+                // Nothing committed: a job that succeeded inside it did not happen.
+                Err(e) => {
+                    if !matches!(slot.outcome, Some(Ok(Err(_)) | Err(_))) {
+                        slot.outcome = Some(Ok(Err(e.clone())));
+                    }
+                }
+            }
+            if slot.outcome.is_none() {
+                slot.outcome = Some(Ok(Err(Error::internal("a write transaction ended before this write ran"))));
+            }
+        }
+    }
+}
+
+/// One attempt: begin, every job in its savepoint, commit. A busy job makes the
+/// whole attempt busy (it is retried).
+fn attempt_group<'s>(conn: &Connection, hooks: &dyn TxHooks, slots: impl Iterator<Item = &'s mut Slot>) -> Result<()> {
+    let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+    let result = (|| {
+        hooks.begin(&tx)?;
+        for slot in slots {
+            slot.outcome = None;
+            tx.execute_batch("SAVEPOINT rm_job")?;
+            // SAFETY: the job is alive (its owner waits for the writer lock).
+            let job = unsafe { &mut *slot.job };
+            let outcome: Outcome = catch_unwind(AssertUnwindSafe(|| job(&tx)));
+            match &outcome {
+                Ok(Ok(())) => tx.execute_batch("RELEASE rm_job")?,
+                Ok(Err(e)) if e.status == Status::Busy => return Err(e.clone()),
+                // After some errors (SQLITE_FULL, I/O) SQLite has rolled back the whole
+                // transaction: nothing of the group stands, every job gets the error.
+                Ok(Err(e)) if tx.is_autocommit() => return Err(e.clone()),
+                _ => tx.execute_batch("ROLLBACK TO rm_job; RELEASE rm_job")?,
+            }
+            slot.outcome = Some(outcome);
+        }
+        Ok(())
+    })();
+    let result = result.and_then(|()| Ok(tx.commit()?));
+    hooks.end(result.is_ok());
+    result
+}
