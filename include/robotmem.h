@@ -286,7 +286,9 @@ typedef struct rm_db rm_db;
 // SONAME (librobotmem.so.0.<minor>) changes with it, so a program always runs
 // against the layout it was compiled with.
 typedef struct rm_open_options {
-  // Database file (UTF-8). NULL: ~/.robotmem/memory.db (directory created 0700).
+  // Database file (UTF-8), always a plain path: "file:x.db?mode=ro" is the file of
+  // that name, never an SQLite URI. NULL: ~/.robotmem/memory.db (directory made
+  // 0700 and the file 0600, also when they existed with wider permissions).
   // ":memory:": a private in-memory database. A new file is created with mode 0600.
   const char *path;
   // Collection used when a call passes NULL or a blank collection. NULL: "default".
@@ -537,7 +539,7 @@ typedef struct rm_memory_result {
 // Result of rm_forget(). Free with rm_forget_result_free().
 typedef struct rm_forget_result {
   int64_t memory_id;
-  // Content of the forgotten memory.
+  // Content of the forgotten memory ("" when it was found damaged).
   const char *content;
   const char *reason;
 } rm_forget_result;
@@ -612,9 +614,16 @@ rm_status rm_open_options_init(struct rm_open_options *opts);
 // `opts` may be NULL for all defaults. Several handles, in one or several
 // processes, may open the same file. The strings in `opts` are copied.
 //
-// Errors: RM_INVALID_ARGUMENT (NULL out_db, bad option), RM_IO (cannot create or
-// open the file/directory), RM_CORRUPT (not a robotmem database; the file is not
-// modified), RM_SCHEMA_TOO_NEW, RM_BUSY. Thread-safe.
+// With a model, the first open of the process that loads ONNX Runtime sets
+// ORT_DISABLE_TELEMETRY=1 in the environment first (the runtime's own telemetry
+// would otherwise reach the network); set it yourself before starting threads to
+// avoid that setenv.
+//
+// Errors: RM_INVALID_ARGUMENT (NULL out_db, an option outside its range, named with
+// its value), RM_IO (cannot create or open the file, a directory at the path, a
+// directory robotmem cannot write its -wal/-shm files into), RM_CORRUPT (not a
+// robotmem database; the file is not modified), RM_SCHEMA_TOO_NEW, RM_BUSY.
+// Thread-safe.
 // Ownership: the caller owns the handle and must pass it to rm_close().
 rm_status rm_open(const struct rm_open_options *opts,
                   struct rm_db **out_db);
@@ -720,9 +729,11 @@ rm_status rm_learn_options_init(struct rm_learn_options *opts);
 //
 // Errors: RM_INVALID_ARGUMENT (NULL/blank/oversize insight, invalid UTF-8, context
 // that starts like JSON but does not parse, context > 64 KiB, bad tags), RM_NOT_FOUND
-// (unknown session_id), RM_INVALID_STATE (the session has ended), RM_CLOSED,
+// (unknown session_id), RM_INVALID_STATE (the session has ended and the insight is
+// not a duplicate: a duplicate is reported as such, nothing is written), RM_CLOSED,
 // RM_BUSY, RM_FULL, RM_IO.
-// Ownership: free *out with rm_learn_result_free(). Thread-safe.
+// Ownership: free *out with rm_learn_result_free(). Thread-safe; writes of several
+// threads at once share one commit (each still returns only once it is durable).
 rm_status rm_learn(struct rm_db *db,
                    const char *insight,
                    const struct rm_learn_options *opts,
@@ -743,7 +754,8 @@ rm_status rm_recall_options_init(struct rm_recall_options *opts);
 // Errors: RM_INVALID_ARGUMENT (NULL out, blank or > 1000-character query,
 // min_confidence outside 0–1 or NaN, malformed context_filter / spatial_sort,
 // more than 10 conditions, unknown operator, target not an array of numbers),
-// RM_CLOSED, RM_IO, RM_CORRUPT.
+// RM_CLOSED, RM_IO, RM_CORRUPT (a memory it would return does not match its
+// stored checksum: the message names its id; forget it or restore a backup).
 // Ownership: free *out with rm_recall_result_free(). Thread-safe.
 rm_status rm_recall(struct rm_db *db,
                     const char *query,
@@ -772,14 +784,18 @@ rm_status rm_save_perception(struct rm_db *db,
 
 // Reads one memory by id, whatever its status, with its tags.
 //
-// Errors: RM_INVALID_ARGUMENT (NULL out, id <= 0), RM_NOT_FOUND, RM_CLOSED.
+// Errors: RM_INVALID_ARGUMENT (NULL out, id <= 0), RM_NOT_FOUND, RM_CLOSED,
+// RM_CORRUPT (the memory's text does not match its stored checksum: it is never
+// returned damaged).
 // Ownership: free *out with rm_memory_result_free(). Thread-safe.
 rm_status rm_get_memory(struct rm_db *db,
                         int64_t memory_id,
                         struct rm_memory_result **out);
 
 // Forgets a memory (soft delete): it keeps its row, reason and time for audit
-// but leaves every search. `reason` is required (1–500 characters).
+// but leaves every search. `reason` is required (1–500 characters). A memory
+// found damaged (RM_CORRUPT from a read) can be forgotten; its result's content
+// is then "" (the damaged text is not returned).
 //
 // Errors: RM_INVALID_ARGUMENT (id <= 0, NULL/blank reason), RM_NOT_FOUND,
 // RM_INVALID_STATE (already forgotten or superseded), RM_CLOSED, RM_BUSY, RM_FULL.

@@ -1,9 +1,10 @@
 //! robotmem — long-term memory engine for robots.
 //!
 //! One SQLite file, no server: [`Db::learn`] stores an experience (auto-classified,
-//! deduplicated), [`Db::recall`] ranks experiences for a query (BM25 over FTS5 with
-//! jieba segmentation of Chinese, RRF, real-world boost, structured context filters,
-//! spatial nearest-neighbour sort), sessions bracket episodes (decay, consolidation,
+//! deduplicated), [`Db::recall`] ranks experiences for a query (BM25 from an
+//! in-process index with jieba segmentation of Chinese, fused with vector search when
+//! a model is loaded, real-world boost, structured context filters, spatial
+//! nearest-neighbour sort), sessions bracket episodes (decay, consolidation,
 //! proactive recall). The same engine is exported as a C ABI (`include/robotmem.h`).
 //!
 //! Stages, one module each: [`classify`] → [`dedup`] → [`store`] → [`search`] →

@@ -241,7 +241,9 @@ pub enum rm_durability {
 /// against the layout it was compiled with.
 #[repr(C)]
 pub struct rm_open_options {
-    /// Database file (UTF-8). NULL: ~/.robotmem/memory.db (directory created 0700).
+    /// Database file (UTF-8), always a plain path: "file:x.db?mode=ro" is the file of
+    /// that name, never an SQLite URI. NULL: ~/.robotmem/memory.db (directory made
+    /// 0700 and the file 0600, also when they existed with wider permissions).
     /// ":memory:": a private in-memory database. A new file is created with mode 0600.
     pub path: *const c_char,
     /// Collection used when a call passes NULL or a blank collection. NULL: "default".
@@ -328,9 +330,16 @@ pub unsafe extern "C" fn rm_open_options_init(opts: *mut rm_open_options) -> rm_
 /// `opts` may be NULL for all defaults. Several handles, in one or several
 /// processes, may open the same file. The strings in `opts` are copied.
 ///
-/// Errors: RM_INVALID_ARGUMENT (NULL out_db, bad option), RM_IO (cannot create or
-/// open the file/directory), RM_CORRUPT (not a robotmem database; the file is not
-/// modified), RM_SCHEMA_TOO_NEW, RM_BUSY. Thread-safe.
+/// With a model, the first open of the process that loads ONNX Runtime sets
+/// ORT_DISABLE_TELEMETRY=1 in the environment first (the runtime's own telemetry
+/// would otherwise reach the network); set it yourself before starting threads to
+/// avoid that setenv.
+///
+/// Errors: RM_INVALID_ARGUMENT (NULL out_db, an option outside its range, named with
+/// its value), RM_IO (cannot create or open the file, a directory at the path, a
+/// directory robotmem cannot write its -wal/-shm files into), RM_CORRUPT (not a
+/// robotmem database; the file is not modified), RM_SCHEMA_TOO_NEW, RM_BUSY.
+/// Thread-safe.
 /// Ownership: the caller owns the handle and must pass it to rm_close().
 #[no_mangle]
 pub unsafe extern "C" fn rm_open(opts: *const rm_open_options, out_db: *mut *mut rm_db) -> rm_status {

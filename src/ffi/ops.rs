@@ -76,9 +76,11 @@ pub unsafe extern "C" fn rm_learn_options_init(opts: *mut rm_learn_options) -> r
 ///
 /// Errors: RM_INVALID_ARGUMENT (NULL/blank/oversize insight, invalid UTF-8, context
 /// that starts like JSON but does not parse, context > 64 KiB, bad tags), RM_NOT_FOUND
-/// (unknown session_id), RM_INVALID_STATE (the session has ended), RM_CLOSED,
+/// (unknown session_id), RM_INVALID_STATE (the session has ended and the insight is
+/// not a duplicate: a duplicate is reported as such, nothing is written), RM_CLOSED,
 /// RM_BUSY, RM_FULL, RM_IO.
-/// Ownership: free *out with rm_learn_result_free(). Thread-safe.
+/// Ownership: free *out with rm_learn_result_free(). Thread-safe; writes of several
+/// threads at once share one commit (each still returns only once it is durable).
 #[no_mangle]
 pub unsafe extern "C" fn rm_learn(
     db: *mut rm_db,
@@ -169,7 +171,8 @@ pub unsafe extern "C" fn rm_recall_options_init(opts: *mut rm_recall_options) ->
 /// Errors: RM_INVALID_ARGUMENT (NULL out, blank or > 1000-character query,
 /// min_confidence outside 0–1 or NaN, malformed context_filter / spatial_sort,
 /// more than 10 conditions, unknown operator, target not an array of numbers),
-/// RM_CLOSED, RM_IO, RM_CORRUPT.
+/// RM_CLOSED, RM_IO, RM_CORRUPT (a memory it would return does not match its
+/// stored checksum: the message names its id; forget it or restore a backup).
 /// Ownership: free *out with rm_recall_result_free(). Thread-safe.
 #[no_mangle]
 pub unsafe extern "C" fn rm_recall(
@@ -298,7 +301,9 @@ pub unsafe extern "C" fn rm_save_perception(
 
 /// Reads one memory by id, whatever its status, with its tags.
 ///
-/// Errors: RM_INVALID_ARGUMENT (NULL out, id <= 0), RM_NOT_FOUND, RM_CLOSED.
+/// Errors: RM_INVALID_ARGUMENT (NULL out, id <= 0), RM_NOT_FOUND, RM_CLOSED,
+/// RM_CORRUPT (the memory's text does not match its stored checksum: it is never
+/// returned damaged).
 /// Ownership: free *out with rm_memory_result_free(). Thread-safe.
 #[no_mangle]
 pub extern "C" fn rm_get_memory(db: *mut rm_db, memory_id: i64, out: *mut *mut rm_memory_result) -> rm_status {
@@ -313,7 +318,9 @@ pub extern "C" fn rm_get_memory(db: *mut rm_db, memory_id: i64, out: *mut *mut r
 }
 
 /// Forgets a memory (soft delete): it keeps its row, reason and time for audit
-/// but leaves every search. `reason` is required (1–500 characters).
+/// but leaves every search. `reason` is required (1–500 characters). A memory
+/// found damaged (RM_CORRUPT from a read) can be forgotten; its result's content
+/// is then "" (the damaged text is not returned).
 ///
 /// Errors: RM_INVALID_ARGUMENT (id <= 0, NULL/blank reason), RM_NOT_FOUND,
 /// RM_INVALID_STATE (already forgotten or superseded), RM_CLOSED, RM_BUSY, RM_FULL.

@@ -483,7 +483,7 @@ pub unsafe extern "C" fn rm_perception_result_json(
 #[repr(C)]
 pub struct rm_forget_result {
     pub memory_id: i64,
-    /// Content of the forgotten memory.
+    /// Content of the forgotten memory ("" when it was found damaged).
     pub content: *const c_char,
     pub reason: *const c_char,
 }
