@@ -18,7 +18,7 @@ apt_install_missing() {
 }
 
 pkgs=()
-for tool in cmake:cmake pkg-config:pkg-config cc:gcc c++:g++ make:make valgrind:valgrind; do
+for tool in cmake:cmake pkg-config:pkg-config cc:gcc c++:g++ make:make valgrind:valgrind strace:strace; do
     command -v "${tool%%:*}" >/dev/null 2>&1 || pkgs+=("${tool#*:}")
 done
 # scripts/fetch-model.sh needs Python 3 with pip and venv (Debian splits them out).
