@@ -176,42 +176,44 @@ impl TextIndex {
     /// safe direction: every near-duplicate is returned (the caller checks each).
     ///
     /// In stems, a near-duplicate holds all of our stems (it holds our words) or
-    /// all its stems are ours or ignorable (its words are among ours). It lacks
-    /// at most `max_missing` of our stems, so it holds one of any `max_missing + 1`
-    /// of them: only the postings of the rarest ones are read.
+    /// all its stems are ours or ignorable (its words are among ours). It lacks at
+    /// most `max_missing` of our stems, so of our `p` rarest stems it holds at least
+    /// `p - max_missing`: only those postings are read, and only documents that
+    /// appear in enough of them are checked for containment.
     pub fn near_duplicates(&self, collection: &str, words: &[String], (lo, hi): (i64, i64), max_missing: usize) -> Vec<i64> {
+        /// Probes beyond the `max_missing + 1` needed: each one more a candidate
+        /// must hold (a sharper filter) for the cost of a rare word's postings.
+        const EXTRA_PROBES: usize = 2;
         let inner = self.inner.read();
         let Some(&coll) = inner.collections.get(collection) else { return Vec::new() };
         let mut ours: Vec<Option<u32>> = words.iter().map(|w| inner.term_ids.get(&term(w)).copied()).collect();
         ours.sort_unstable();
         ours.dedup();
-        // Stems the index has never seen (df 0) are the cheapest probes of all.
+        // Stems the index has never seen are missing from every candidate.
         let unseen = ours.iter().filter(|t| t.is_none()).count();
         let mut known: Vec<u32> = ours.into_iter().flatten().collect();
-        if unseen > max_missing {
-            return Vec::new();
-        }
+        let Some(may_miss) = max_missing.checked_sub(unseen) else { return Vec::new() };
         let mut probe = known.clone();
         probe.sort_unstable_by_key(|&t| inner.df[t as usize]);
-        probe.truncate(max_missing + 1 - unseen);
+        probe.truncate(may_miss + 1 + EXTRA_PROBES);
+        let need = probe.len().saturating_sub(may_miss).max(1);
         known.sort_unstable();
         let mut docs: Vec<u32> = Vec::new();
         for t in probe {
             for &(d, _) in &inner.postings[t as usize] {
                 let doc = &inner.docs[d as usize];
-                let len = doc.dedup_len as i64;
-                if doc.live && doc.collection == coll && (lo..=hi).contains(&len) {
+                if doc.live && doc.collection == coll && (lo..=hi).contains(&(doc.dedup_len as i64)) {
                     docs.push(d);
                 }
             }
         }
         docs.sort_unstable();
-        docs.dedup();
         let holds_ours = |doc: &Doc| unseen == 0 && known.iter().all(|t| doc.terms.binary_search_by_key(t, |x| x.0).is_ok());
         let within_ours =
             |doc: &Doc| doc.terms.iter().all(|&(t, _)| inner.ignorable[t as usize] || known.binary_search(&t).is_ok());
-        docs.into_iter()
-            .map(|d| &inner.docs[d as usize])
+        docs.chunk_by(|a, b| a == b)
+            .filter(|run| run.len() >= need)
+            .map(|run| &inner.docs[run[0] as usize])
             .filter(|doc| holds_ours(doc) || within_ours(doc))
             .map(|doc| doc.id)
             .collect()
