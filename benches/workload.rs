@@ -6,6 +6,7 @@
 //!     cargo bench --bench workload -- --memories 1000 --recalls 50
 //!     cargo bench --bench workload -- --memories 100000 --durability normal
 //!     cargo bench --bench workload -- --embedding       # embedding targets, see workload/embedding/mod.rs
+//!     cargo bench --bench workload -- --real-text       # real sentences of ../shared/data, see workload/realtext/mod.rs
 //!
 //! Plain std::time::Instant timing of every call, peak RSS from
 //! /proc/self/status (VmHWM). Prints a plain-text report and, last, one JSON line
@@ -15,6 +16,8 @@
 mod corpus;
 #[path = "workload/embedding/mod.rs"]
 mod embedding;
+#[path = "workload/realtext/mod.rs"]
+mod realtext;
 #[path = "workload/stats.rs"]
 mod stats;
 
@@ -55,7 +58,8 @@ const USAGE: &str = "usage: cargo bench --bench workload -- [--memories N] [--re
                    target/tmp, i.e. the same disk as the build; not /tmp, which may be tmpfs)
   --keep           keep the database files (their path is printed)
   --seed N         corpus and query seed (default fixed)
-  --embedding      the embedding benchmark instead (its own options: --embedding --help)";
+  --embedding      the embedding benchmark instead (its own options: --embedding --help)
+  --real-text      the real-text benchmark instead (its own options: --real-text --help)";
 
 fn parse_args() -> Result<Args, String> {
     let mut a = Args {
@@ -145,6 +149,9 @@ fn window(n: usize) -> usize {
 fn main() {
     if std::env::args().skip(1).any(|a| a == "--embedding") {
         return embedding::main();
+    }
+    if std::env::args().skip(1).any(|a| a == "--real-text") {
+        return realtext::main();
     }
     let args = parse_args().unwrap_or_else(|e| {
         eprintln!("workload: {e}\n{USAGE}");
