@@ -216,9 +216,10 @@ fn modes(run: &Run) -> String {
     v.iter().map(|(m, n)| format!("{m} {n}")).collect::<Vec<_>>().join(", ")
 }
 
-/// Learns `name`, recalls its queries in both modes, prints the table; returns what
-/// learning did and the bm25_only and hybrid runs (hybrid None without the model).
-fn evaluate(name: &str) -> Option<(Learned, Run, Option<Run>)> {
+/// Learns `name`, recalls its queries in both modes, prints the table, checks the
+/// bm25_only handle's modes; returns what learning did and the bm25_only and hybrid
+/// runs (None without the set, or without the model after the bm25_only table).
+fn evaluate(name: &str) -> Option<(Learned, Run, Run)> {
     let set = devset(name)?;
     let started = std::time::Instant::now();
     let tmp = tempfile::tempdir().unwrap();
@@ -275,7 +276,8 @@ fn evaluate(name: &str) -> Option<(Learned, Run, Option<Run>)> {
         write_results(&set, run);
     }
     print!("{out}");
-    Some((learned, b, h))
+    assert!(b.modes.keys().all(|m| *m == "bm25_only" || *m == "scan"), "bm25 handle: {}", modes(&b));
+    Some((learned, b, h?))
 }
 
 /// The CIs of hybrid − bm25_only; fails when hybrid is worse beyond noise.
@@ -297,8 +299,6 @@ fn compare(name: &str, b: &Run, h: &Run) {
 #[cfg_attr(debug_assertions, ignore = "11 min in a debug build; CI runs it with --release (scripts/test.sh)")]
 fn squad_hybrid_not_worse_than_bm25() {
     let Some((learned, b, h)) = evaluate("squad") else { return };
-    assert!(b.modes.keys().all(|m| *m == "bm25_only" || *m == "scan"), "bm25 handle: {}", modes(&b));
-    let Some(h) = h else { return };
     // English: every stored memory got a vector, and every query ran with its
     // vector: hybrid, or vec_only when no memory holds any of its words.
     assert_eq!(learned.embedded, learned.members.len(), "squad: memories without a vector");
@@ -311,8 +311,6 @@ fn squad_hybrid_not_worse_than_bm25() {
 #[cfg_attr(debug_assertions, ignore = "11 min in a debug build; CI runs it with --release (scripts/test.sh)")]
 fn cmrc_hybrid_not_worse_than_bm25() {
     let Some((learned, b, h)) = evaluate("cmrc") else { return };
-    assert!(b.modes.keys().all(|m| *m == "bm25_only" || *m == "scan"), "bm25 handle: {}", modes(&b));
-    let Some(h) = h else { return };
     // Chinese with the default English-vocabulary model: a text with more than 25 %
     // unknown tokens gets no vector, so nearly every memory and query runs BM25 only
     // (those results are BM25's); the few representable ones (mostly Latin script
