@@ -86,8 +86,9 @@ static void end_session_consolidates_and_relates(rm_db *db) {
     CHECK(sum->related_count >= 1 && sum->related[0].memory.id == other);
     {
         rm_memory_result *m = NULL;
-        CHECK_OK(rm_get_memory(db, a->memory_id, &m));
-        CHECK(m->memory.status == RM_MEMORY_SUPERSEDED && m->memory.superseded_by == b->memory_id);
+        /* The survivor holds every word of the other: "with the arm extended" is kept. */
+        CHECK_OK(rm_get_memory(db, b->memory_id, &m));
+        CHECK(m->memory.status == RM_MEMORY_SUPERSEDED && m->memory.superseded_by == a->memory_id);
         rm_memory_result_free(m);
         CHECK_OK(rm_get_memory(db, c->memory_id, &m)); /* failure vs success: never merged */
         CHECK(m->memory.status == RM_MEMORY_ACTIVE);
