@@ -242,6 +242,38 @@ fn a_directory_at_the_database_path_is_an_io_error() {
 }
 
 #[test]
+fn a_directory_that_takes_no_files_is_named_in_the_error() {
+    // /proc takes no new files, not even from root.
+    let e = Db::open(OpenOptions::path("/proc/rm-outside-test.db")).err().unwrap();
+    assert_eq!(e.status, Status::Io, "{e}");
+    assert!(e.message.contains("in directory /proc"), "{}", e.message);
+}
+
+/// Each page a learn touches is one more WAL frame written and synced (SD/eMMC
+/// wear). Schema 3 dropped FTS5 and four indexes: 21 frames per learn before.
+#[test]
+fn a_learn_appends_few_wal_pages() {
+    let dir = temp();
+    let path = dir.path().join("m.db");
+    let db = open(&path);
+    let text = |i: usize| format!("inspection pass {} of the {} conveyor found loose bolts near the belt", ["first", "second", "third", "fourth", "fifth"][i % 5], ["left", "right", "upper", "lower"][i / 5 % 4]);
+    for i in 0..200 {
+        learn(&db, &format!("{} while the shift lead watched ({})", text(i), ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliett"][i / 20]));
+    }
+    let side = rusqlite::Connection::open(&path).unwrap();
+    side.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())).unwrap();
+    let n = 40;
+    for i in 0..n {
+        learn(&db, &format!("battery bay {} latch {} sticks after the {} cleaning cycle", ["north", "south", "east", "west"][i % 4], ["kilo", "lima", "mike", "oscar", "papa"][i % 5], ["morning", "evening"][i / 20]));
+    }
+    let page: i64 = side.query_row("PRAGMA page_size", [], |r| r.get(0)).unwrap();
+    let wal = std::fs::metadata(format!("{}-wal", path.display())).unwrap().len();
+    let frames = wal.saturating_sub(32) as f64 / (page + 24) as f64 / n as f64;
+    println!("WAL frames per learn: {frames:.1}");
+    assert!(frames <= 12.0, "a learn appends {frames:.1} WAL pages");
+}
+
+#[test]
 #[cfg(unix)]
 fn a_read_only_directory_is_named_in_the_error() {
     use std::os::unix::fs::PermissionsExt;
