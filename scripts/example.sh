@@ -10,5 +10,10 @@ export ROBOTMEM_MODEL_DIR="$PWD/.cache/models/all-MiniLM-L6-v2-int8"
 export ROBOTMEM_ORT_LIBRARY="$PWD/.cache/models/onnxruntime/libonnxruntime.so"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DROBOTMEM_CARGO_TARGET_DIR="$PWD/target" >/dev/null
 cmake --build build --target quickstart -j 2
-db="${1:-$(mktemp -d)/robot-memory.db}"
-./build/examples/quickstart "$db"
+if [ $# -ge 1 ]; then
+  ./build/examples/quickstart "$1"
+else
+  dir=$(mktemp -d "${TMPDIR:-/tmp}/robotmem-example.XXXXXX")
+  trap 'rm -rf "$dir"' EXIT
+  ./build/examples/quickstart "$dir/robot-memory.db"
+fi

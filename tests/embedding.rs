@@ -3,15 +3,14 @@
 
 mod model;
 
+#[path = "common/scratch.rs"]
+mod scratch;
 use robotmem::embed::{self, cosine, onnx::OnnxEmbedder, Embedder, Embedding, TextKind};
 use robotmem::*;
 use serde_json::Value;
 
-fn temp(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("rm-embed-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join("m.db")
+fn temp(name: &str) -> scratch::Scratch {
+    scratch::Scratch::new(&format!("embed-{name}"))
 }
 
 fn learn(db: &Db, text: &str) -> LearnOutcome {
@@ -79,7 +78,8 @@ fn unknown_scripts_are_not_embedded() {
 #[test]
 fn hybrid_recall_finds_paraphrases_and_reports_its_mode() {
     let Some(m) = model::model("hybrid") else { return };
-    let db = Db::open(m.options(temp("hybrid"))).unwrap();
+    let dir = temp("hybrid");
+    let db = Db::open(m.options(dir.db())).unwrap();
     let s = db.embedding_status().unwrap();
     assert_eq!(s.state, EmbeddingState::Ready, "{}", s.reason);
     assert_eq!(s.dim, 384);
@@ -102,7 +102,8 @@ fn hybrid_recall_finds_paraphrases_and_reports_its_mode() {
 #[test]
 fn filters_and_collections_apply_to_the_vector_list() {
     let Some(m) = model::model("filters") else { return };
-    let db = Db::open(m.options(temp("filters"))).unwrap();
+    let dir = temp("filters");
+    let db = Db::open(m.options(dir.db())).unwrap();
     for i in 0..60 {
         let ctx = format!(r#"{{"params": {{"speed": {i}}}}}"#);
         db.learn(&LearnRequest {
@@ -133,7 +134,8 @@ fn filters_and_collections_apply_to_the_vector_list() {
 #[test]
 fn cosine_layer_catches_rewordings_not_different_facts() {
     let Some(m) = model::model("cosine") else { return };
-    let db = Db::open(m.options(temp("cosine"))).unwrap();
+    let dir = temp("cosine");
+    let db = Db::open(m.options(dir.db())).unwrap();
     let a = learn(&db, "Gripper slipped on wet cups in the lab");
     let b = learn(&db, "the gripper slipped on a wet cup in lab");
     let dup = b.duplicate.expect("an inflected rewording is the same fact");
@@ -158,7 +160,8 @@ fn cosine_layer_catches_rewordings_not_different_facts() {
         assert_ne!(first.memory_id, second.memory_id);
     }
     // Turned off: an inflected rewording is stored.
-    let mut o = m.options(temp("cosine-off"));
+    let dir = temp("cosine-off");
+    let mut o = m.options(dir.db());
     o.cosine_dedup = 2.0;
     let off = Db::open(o).unwrap();
     learn(&off, "Gripper slipped on wet cups in the lab");
@@ -168,7 +171,8 @@ fn cosine_layer_catches_rewordings_not_different_facts() {
 #[test]
 fn batch_learn_embeds_dedups_and_is_all_or_nothing() {
     let Some(m) = model::model("batch") else { return };
-    let db = Db::open(m.options(temp("batch"))).unwrap();
+    let dir = temp("batch");
+    let db = Db::open(m.options(dir.db())).unwrap();
     let texts: Vec<String> = (0..70).map(|i| format!("inspection round {i}: conveyor belt tension measured {i}.5 N")).collect();
     let mut reqs: Vec<LearnRequest> = texts.iter().map(|t| LearnRequest { insight: t, ..Default::default() }).collect();
     reqs.push(LearnRequest { insight: &texts[3], ..Default::default() });
@@ -187,7 +191,8 @@ fn batch_learn_embeds_dedups_and_is_all_or_nothing() {
 #[test]
 fn update_reembeds_and_forget_drops_the_vector() {
     let Some(m) = model::model("update") else { return };
-    let db = Db::open(m.options(temp("update"))).unwrap();
+    let dir = temp("update");
+    let db = Db::open(m.options(dir.db())).unwrap();
     let id = learn(&db, "the kitchen lights are switched off at night").memory_id;
     learn(&db, "the robot vacuum empties its bin at the dock");
     db.update(id, "the lidar sees poorly through the glass door", None).unwrap();
@@ -203,7 +208,8 @@ fn update_reembeds_and_forget_drops_the_vector() {
 #[test]
 fn another_models_vectors_need_a_reembed() {
     let Some(m) = model::model("mismatch") else { return };
-    let path = temp("mismatch");
+    let dir = temp("mismatch");
+    let path = dir.db();
     {
         let db = Db::open(m.options(&path)).unwrap();
         learn(&db, "the charging dock is behind the kitchen door");

@@ -1,5 +1,7 @@
 //! End-to-end behaviour of the Rust API.
 
+#[path = "common/scratch.rs"]
+mod scratch;
 use robotmem::*;
 
 fn db() -> Db {
@@ -165,10 +167,8 @@ fn validation_errors() {
 
 #[test]
 fn file_database_persists_across_opens() {
-    let dir = std::env::temp_dir().join(format!("rm-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("m.db");
-    let _ = std::fs::remove_file(&path);
+    let dir = scratch::Scratch::new("engine");
+    let path = dir.db();
     let id = {
         let db = Db::open(OpenOptions::path(&path)).unwrap();
         let id = learn(&db, "door handle needs 20 degrees of rotation").memory_id;
@@ -183,7 +183,6 @@ fn file_database_persists_across_opens() {
         use std::os::unix::fs::PermissionsExt;
         assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

@@ -3,6 +3,8 @@
 //! consolidation) at once. No "database is locked" may reach a caller, no write
 //! may be lost, and every process's final state must be what it wrote.
 
+#[path = "common/scratch.rs"]
+mod scratch;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -45,10 +47,8 @@ fn mp_child() {
 
 #[test]
 fn processes_share_one_file_without_lock_errors_or_lost_writes() {
-    let dir = std::env::temp_dir().join(format!("rm-mp-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join("m.db");
+    let dir = scratch::Scratch::new("mp");
+    let p = dir.db();
     drop(Db::open(OpenOptions::path(&p)).unwrap());
     let exe = std::env::current_exe().unwrap();
     let children: Vec<_> = (0..PROCESSES)

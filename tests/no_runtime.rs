@@ -4,15 +4,15 @@
 
 mod model;
 
+#[path = "common/scratch.rs"]
+mod scratch;
 use robotmem::*;
 
 #[test]
 fn without_runtime_bm25_only_then_reembed() {
     let Some(m) = model::model("without_runtime_bm25_only_then_reembed") else { return };
-    let dir = std::env::temp_dir().join(format!("rm-noort-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("m.db");
-    let _ = std::fs::remove_file(&path);
+    let dir = scratch::Scratch::new("noort");
+    let path = dir.db();
     let mut o = m.options(&path);
     o.ort_library = Some(dir.join("libonnxruntime.so.missing"));
     let db = Db::open(o).unwrap();
@@ -34,5 +34,4 @@ fn without_runtime_bm25_only_then_reembed() {
     assert_eq!(db.reembed(0).unwrap(), ReembedOutcome { embedded: 1, remaining: 0, rebuilt: false });
     let r = db.recall(&RecallRequest { query: "transparent surfaces fool the laser scanner", ..Default::default() }).unwrap();
     assert_eq!(r.hits[0].memory.id, learned.memory_id);
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -6,6 +6,8 @@
 
 mod model;
 
+#[path = "common/scratch.rs"]
+mod scratch;
 use std::collections::{BTreeMap, HashMap};
 
 use robotmem::*;
@@ -24,9 +26,7 @@ fn evaluate(m: &model::Model, tag: &str) -> (BTreeMap<String, (usize, usize)>, H
         &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/paraphrase_quality.json")).unwrap(),
     )
     .unwrap();
-    let dir = std::env::temp_dir().join(format!("rm-quality-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch::Scratch::new(&format!("quality-{tag}"));
     let path = dir.join("q.db");
     let hybrid = Db::open(m.options(&path)).unwrap();
     let status = hybrid.embedding_status().unwrap();
@@ -71,7 +71,6 @@ fn evaluate(m: &model::Model, tag: &str) -> (BTreeMap<String, (usize, usize)>, H
         e.1 += t.bm25;
     }
     drop((hybrid, bm25));
-    let _ = std::fs::remove_dir_all(&dir);
     (sums, embedded)
 }
 

@@ -1,5 +1,7 @@
 //! Reliability: a full disk (size limit) and processes killed with SIGKILL mid-write.
 
+#[path = "common/scratch.rs"]
+mod scratch;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -7,11 +9,8 @@ use std::time::{Duration, Instant};
 
 use robotmem::*;
 
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("rm-rel-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn temp_dir(name: &str) -> scratch::Scratch {
+    scratch::Scratch::new(&format!("rel-{name}"))
 }
 
 fn integrity_ok(path: &Path) {

@@ -1,19 +1,21 @@
 //! Session semantics: time decay applied once per elapsed day (never compounding),
 //! protected categories, consolidation guards, proactive recall.
 
+#[path = "common/scratch.rs"]
+mod scratch;
 use robotmem::*;
 
+/// A database in a temporary directory; fields drop in order, the directory last.
 struct TempDb {
     db: Db,
     path: std::path::PathBuf,
+    _dir: scratch::Scratch,
 }
 
 fn temp_db(name: &str) -> TempDb {
-    let dir = std::env::temp_dir().join(format!("rm-sessions-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("m.db");
-    TempDb { db: Db::open(OpenOptions::path(&path)).unwrap(), path }
+    let dir = scratch::Scratch::new(&format!("sessions-{name}"));
+    let path = dir.db();
+    TempDb { db: Db::open(OpenOptions::path(&path)).unwrap(), path, _dir: dir }
 }
 
 fn learn(db: &Db, text: &str, session: Option<&str>) -> i64 {

@@ -2,6 +2,8 @@
 //! One handle shared by 8 threads doing learn / recall / update / forget / sessions
 //! for RM_SOAK_SECS (default 30) seconds: no error, no deadlock, counts reconcile.
 
+#[path = "common/scratch.rs"]
+mod scratch;
 use std::sync::Arc;
 
 use robotmem::*;
@@ -13,10 +15,8 @@ use common::{p95, worker};
 #[ignore = "soak: run by hand and record in docs/RELIABILITY.md"]
 fn eight_threads_one_handle() {
     let secs: u64 = std::env::var("RM_SOAK_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(30);
-    let dir = std::env::temp_dir().join(format!("rm-soak-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let db = Arc::new(Db::open(OpenOptions::path(dir.join("m.db"))).unwrap());
+    let dir = scratch::Scratch::new("soak");
+    let db = Arc::new(Db::open(OpenOptions::path(dir.db())).unwrap());
     let handles: Vec<_> = (0..8)
         .map(|t| {
             let db = Arc::clone(&db);

@@ -1,16 +1,15 @@
 //! Opening files: precise failures that never modify the file, permissions,
 //! several handles on one file, one handle shared by threads.
 
-use std::path::{Path, PathBuf};
+#[path = "common/scratch.rs"]
+mod scratch;
+use std::path::Path;
 use std::sync::Arc;
 
 use robotmem::*;
 
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("rm-storage-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn temp_dir(name: &str) -> scratch::Scratch {
+    scratch::Scratch::new(&format!("storage-{name}"))
 }
 
 fn open_err(path: &Path) -> Error {
@@ -77,7 +76,7 @@ fn default_location_is_private() {
     use std::os::unix::fs::PermissionsExt;
     let home = temp_dir("home");
     // Only this test uses the default location, so changing HOME is safe here.
-    std::env::set_var("HOME", &home);
+    std::env::set_var("HOME", home.as_os_str());
     let db = Db::open(OpenOptions::default()).unwrap();
     db.learn(&LearnRequest { insight: "default location works", ..Default::default() }).unwrap();
     let dir = home.join(".robotmem");

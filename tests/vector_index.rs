@@ -5,16 +5,15 @@
 
 mod model;
 
+#[path = "common/scratch.rs"]
+mod scratch;
 use robotmem::embed::{self, Embedder, TextKind};
 use robotmem::search::vindex::VectorIndex;
 use robotmem::store::{vectors, Store};
 use robotmem::*;
 
-fn temp(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("rm-vindex-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join("m.db")
+fn temp(name: &str) -> scratch::Scratch {
+    scratch::Scratch::new(&format!("vindex-{name}"))
 }
 
 const SUBJECTS: [&str; 12] = [
@@ -72,7 +71,8 @@ const QUERIES: [&str; 5] = [
 #[test]
 fn index_ranks_as_sqlite_vec_and_follows_other_handles() {
     let Some(m) = model::model("vindex") else { return };
-    let path = temp("same");
+    let dir = temp("same");
+    let path = dir.db();
     let opts = m.options(&path);
     let writer = Db::open(opts.clone()).unwrap();
     let ids = learn_all(&writer, &corpus());
@@ -111,7 +111,8 @@ fn index_ranks_as_sqlite_vec_and_follows_other_handles() {
 #[test]
 fn handles_on_one_file_recall_each_others_memories() {
     let Some(m) = model::model("vindex-handles") else { return };
-    let path = temp("handles");
+    let dir = temp("handles");
+    let path = dir.db();
     let a = Db::open(m.options(&path)).unwrap();
     let b = Db::open(m.options(&path)).unwrap();
     let ask = |db: &Db, q: &str| db.recall(&RecallRequest { query: q, n: 3, ..Default::default() }).unwrap();
@@ -129,7 +130,8 @@ fn handles_on_one_file_recall_each_others_memories() {
 #[test]
 fn a_batch_dedups_against_its_own_earlier_items() {
     let Some(m) = model::model("vindex-batch") else { return };
-    let db = Db::open(m.options(temp("batch"))).unwrap();
+    let dir = temp("batch");
+    let db = Db::open(m.options(dir.db())).unwrap();
     learn_all(&db, &corpus());
     let items = ["Gripper slipped on wet cups in the dish room", "the gripper slipped on a wet cup in dish room"];
     let reqs: Vec<LearnRequest> = items.iter().map(|t| LearnRequest { insight: t, ..Default::default() }).collect();
@@ -146,7 +148,8 @@ fn a_batch_dedups_against_its_own_earlier_items() {
 #[test]
 fn a_rolled_back_batch_leaves_no_vectors_behind() {
     let Some(m) = model::model("vindex-rollback") else { return };
-    let path = temp("rollback");
+    let dir = temp("rollback");
+    let path = dir.db();
     let a = Db::open(m.options(&path)).unwrap();
     learn_all(&a, &corpus());
     let ended = a.start_session(None, None).unwrap().session_id;

@@ -9,7 +9,31 @@
 
 #include "robotmem.h"
 
-/* Prints where and what failed, the status (if any) and rm_last_error(), exits 1. */
+#include <dirent.h>
+
+/* Temporary directories of this test program, removed also when a CHECK fails. */
+static char check_dirs_[8][256];
+
+static inline void check_remove_dirs_(void) {
+    size_t i;
+    for (i = 0; i < sizeof check_dirs_ / sizeof check_dirs_[0]; i++) {
+        DIR *d;
+        struct dirent *e;
+        char f[600];
+        if (!check_dirs_[i][0] || (d = opendir(check_dirs_[i])) == NULL) continue;
+        while ((e = readdir(d)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+            snprintf(f, sizeof f, "%s/%s", check_dirs_[i], e->d_name);
+            unlink(f);
+        }
+        closedir(d);
+        rmdir(check_dirs_[i]);
+        check_dirs_[i][0] = '\0';
+    }
+}
+
+/* Prints where and what failed, the status (if any) and rm_last_error(), removes
+   the test's temporary directories and exits 1. */
 static inline void check_fail(const char *file, int line, const char *expr, int have_status,
                               rm_status got, rm_status want) {
     char err[512];
@@ -18,6 +42,7 @@ static inline void check_fail(const char *file, int line, const char *expr, int 
     if (have_status)
         fprintf(stderr, "  status: %s (expected %s)\n", rm_status_str(got), rm_status_str(want));
     fprintf(stderr, "  rm_last_error(): \"%s\"\n", err);
+    check_remove_dirs_();
     exit(1);
 }
 
@@ -46,6 +71,15 @@ static inline void test_db_path_init(test_db_path *p, const char *name) {
         exit(1);
     }
     snprintf(p->path, sizeof p->path, "%s/%s.db", p->dir, name);
+    {
+        size_t i;
+        for (i = 0; i < sizeof check_dirs_ / sizeof check_dirs_[0]; i++) {
+            if (!check_dirs_[i][0]) {
+                snprintf(check_dirs_[i], sizeof check_dirs_[i], "%s", p->dir);
+                break;
+            }
+        }
+    }
 }
 
 /* Removes the database, its WAL/SHM files and the directory. */
@@ -58,6 +92,9 @@ static inline void test_db_path_remove(const test_db_path *p) {
         unlink(f);
     }
     rmdir(p->dir);
+    for (i = 0; i < sizeof check_dirs_ / sizeof check_dirs_[0]; i++) {
+        if (strcmp(check_dirs_[i], p->dir) == 0) check_dirs_[i][0] = '\0';
+    }
 }
 
 static inline rm_db *test_open(const char *path) {

@@ -4,17 +4,30 @@
 
 #include <robotmem/robotmem.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 namespace check {
 
+/// Temporary directories alive in this test program (removed also when a CHECK fails:
+/// std::exit runs no destructors of local objects).
+inline std::vector<std::filesystem::path>& temp_dirs() {
+    static std::vector<std::filesystem::path> dirs;
+    return dirs;
+}
+
 [[noreturn]] inline void fail(const char* file, int line, const std::string& what) {
     std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", file, line, what.c_str());
+    for (const auto& d : temp_dirs()) {
+        std::error_code ec;
+        std::filesystem::remove_all(d, ec);
+    }
     std::exit(1);
 }
 
@@ -33,12 +46,15 @@ public:
             std::exit(1);
         }
         path_ = templ;
+        temp_dirs().push_back(path_);
     }
     TempDir(const TempDir&) = delete;
     TempDir& operator=(const TempDir&) = delete;
     ~TempDir() {
         std::error_code ec;
         std::filesystem::remove_all(path_, ec);
+        auto& dirs = temp_dirs();
+        dirs.erase(std::remove(dirs.begin(), dirs.end(), path_), dirs.end());
     }
     std::string file(std::string_view name) const { return (path_ / std::string(name)).string(); }
 

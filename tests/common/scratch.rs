@@ -1,0 +1,33 @@
+//! Temporary directories for tests: `rm-<name>-XXXXXX` under `$TMPDIR`, removed when
+//! the guard drops — at the end of the test, and also when an assertion fails (the
+//! panic unwinds through it). Keep the guard alive as long as the files are used.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+pub struct Scratch(tempfile::TempDir);
+
+impl Scratch {
+    pub fn new(name: &str) -> Scratch {
+        Scratch(tempfile::Builder::new().prefix(&format!("rm-{name}-")).tempdir().expect("temporary directory"))
+    }
+
+    /// The database file most tests use: `<dir>/m.db`.
+    pub fn db(&self) -> PathBuf {
+        self.0.path().join("m.db")
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        self.0.path()
+    }
+}
