@@ -85,16 +85,20 @@ impl Store {
         // SAFETY: only the lifetime is erased; see `Slot::job`.
         let job: *mut Job<'static> = unsafe { std::mem::transmute(job) };
         let mut slot = Slot { job, outcome: None };
-        self.queue.waiting.lock().push(SlotPtr(&mut slot));
+        // The slot is reached only through this pointer, by whoever holds the writer lock.
+        let slot: *mut Slot = &mut slot;
+        self.queue.waiting.lock().push(SlotPtr(slot));
         let conn = self.writer.lock();
-        if slot.outcome.is_none() {
+        // SAFETY: this thread holds the writer lock.
+        if unsafe { (*slot).outcome.is_none() } {
             let group: Vec<SlotPtr> = std::mem::take(&mut *self.queue.waiting.lock());
             self.run_group(&conn, hooks, &group);
         }
+        // SAFETY: as above; after this, no other thread has a pointer to the slot or
+        // the job (the leader that ran them released the writer lock we then took).
+        let outcome = unsafe { (*slot).outcome.take() };
         drop(conn);
-        // Every pointer to `slot` and `run` is gone: the leader that ran them has
-        // released the writer lock, which this thread then took.
-        match slot.outcome.take() {
+        match outcome {
             Some(Ok(Ok(()))) => Ok(value.take().expect("a job that succeeded set its value")),
             Some(Ok(Err(e))) => Err(e),
             Some(Err(panic)) => std::panic::resume_unwind(panic),

@@ -23,8 +23,7 @@ static inline void check_remove_dirs_(void) {
         if (!check_dirs_[i][0] || (d = opendir(check_dirs_[i])) == NULL) continue;
         while ((e = readdir(d)) != NULL) {
             if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-            snprintf(f, sizeof f, "%s/%s", check_dirs_[i], e->d_name);
-            unlink(f);
+            if (snprintf(f, sizeof f, "%s/%s", check_dirs_[i], e->d_name) < (int)sizeof f) unlink(f);
         }
         closedir(d);
         rmdir(check_dirs_[i]);
