@@ -31,9 +31,9 @@
 #include <stdint.h>
 
 #define RM_VERSION_MAJOR 0
-#define RM_VERSION_MINOR 2
+#define RM_VERSION_MINOR 3
 #define RM_VERSION_PATCH 0
-#define RM_VERSION_STRING "0.2.0"
+#define RM_VERSION_STRING "0.3.0"
 
 
 // Confidence of a new perception (spec 000: the column default 0.9). Sensor data
@@ -260,11 +260,12 @@ enum rm_search_mode
   : int32_t
 #endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
  {
-  // BM25 and vector lists fused with RRF.
+  // BM25 and vector lists fused (a weighted sum of BM25 share and cosine; README).
   RM_MODE_HYBRID = 0,
-  // BM25 only (no embedder loaded, or no vector results).
+  // BM25 only (no model, a query the model cannot represent, or no vector
+  // neighbour above the model's cosine floor).
   RM_MODE_BM25_ONLY = 1,
-  // Vector only (no BM25 results).
+  // Vector only (no memory holds a query word).
   RM_MODE_VEC_ONLY = 2,
   // The query had no searchable word: newest memories passing the filters.
   RM_MODE_SCAN = 3,
@@ -274,6 +275,29 @@ enum rm_search_mode
 typedef enum rm_search_mode rm_search_mode;
 #else
 typedef int32_t rm_search_mode;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+// What became of the query's embedding in a recall.
+enum rm_query_vector
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // No vector search: no model on the handle, stored vectors of another model
+  // (see rm_embedding_status), or a query without a letter or digit.
+  RM_QUERY_VECTOR_NONE = 0,
+  // The query was embedded and its neighbours searched.
+  RM_QUERY_VECTOR_EMBEDDED = 1,
+  // The model cannot represent the query (too many unknown tokens, e.g.
+  // Chinese with an English-vocabulary model): BM25 ranked it alone.
+  RM_QUERY_VECTOR_UNREPRESENTABLE = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum rm_query_vector rm_query_vector;
+#else
+typedef int32_t rm_query_vector;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -435,7 +459,10 @@ typedef struct rm_recall_options {
   // condition, $ne included. NULL: none.
   const char *context_filter;
   // JSON {"field": "spatial.object_position", "target": [x, y, z],
-  // "max_distance": 0.1 (optional)}: nearest first. NULL: relevance order.
+  // "max_distance": 0.1 (optional)}: the n nearest of all memories that
+  // satisfy the other constraints, nearest first, whatever the query's words
+  // (relevance breaks distance ties; a memory without usable coordinates is at
+  // +infinity). NULL: relevance order.
   const char *spatial_sort;
 } rm_recall_options;
 
@@ -484,6 +511,20 @@ typedef struct rm_hit {
   // INFINITY when the memory has no usable coordinates.
   double distance;
   bool has_distance;
+  // True when the memory matched the query (shares a word with it, or its
+  // vector is above the model's cosine floor). A recall with context_filter,
+  // session_id or spatial_sort also returns memories that only satisfy those
+  // (matched false, score 0): after the matches, newest first; with
+  // spatial_sort, the nearest whatever the query.
+  bool matched;
+  // Share of the query's BM25 weight the memory holds, 0–1; only meaningful
+  // when has_lexical (it holds a query word).
+  double lexical;
+  bool has_lexical;
+  // Cosine of the memory's vector to the query's; only meaningful when
+  // has_cosine (hybrid recall, and the memory has a vector).
+  double cosine;
+  bool has_cosine;
 } rm_hit;
 
 // Result of rm_recall(). Free with rm_recall_result_free().
@@ -492,6 +533,10 @@ typedef struct rm_recall_result {
   const struct rm_hit *hits;
   size_t count;
   rm_search_mode mode;
+  // Whether the query was embedded; RM_QUERY_VECTOR_UNREPRESENTABLE says the
+  // model could not represent it, so memories in other words or another
+  // language were not found by meaning.
+  rm_query_vector query_vector;
   // Time spent in the search, in milliseconds.
   double query_ms;
 } rm_recall_result;
@@ -746,9 +791,14 @@ rm_status rm_recall_options_init(struct rm_recall_options *opts);
 
 // Returns the memories most relevant to `query` (BM25 over the content, Chinese
 // segmented; fused with vector similarity when an embedder is loaded), after
-// the real-world boost and the filters in `opts` (NULL: defaults). Filters are
-// exact: if n memories match the query and every filter, n are returned. A
-// query with no searchable word (e.g. "*") lists the newest matching memories.
+// the real-world boost, within the constraints in `opts` (NULL: defaults).
+// Without context_filter, session_id and spatial_sort only memories that match
+// the query are returned (a shared word, or a vector above the model's cosine
+// floor). With any of them the constraints hold over all memories: the result
+// has min(n, memories satisfying them) hits — the query's matches first by
+// score, then the newest others that satisfy them (hit.matched false, score 0);
+// with spatial_sort the n nearest of all that satisfy them. A query with no
+// searchable word (e.g. "*") lists the newest memories within the constraints.
 // Recall does not wait for writers (access counters are written later).
 //
 // Errors: RM_INVALID_ARGUMENT (NULL out, blank or > 1000-character query,
@@ -858,7 +908,8 @@ rm_status rm_learn_result_json(const struct rm_learn_result *r,
 void rm_recall_result_free(struct rm_recall_result *r);
 
 // JSON rendering of a recall result ({"memories": [...], "total", "mode",
-// "query_ms"}). Free *out_json with rm_string_free().
+// "query_vector", "query_ms"}; each memory with "_rrf_score", "_matched" and,
+// when known, "_lexical", "_cosine", "_distance"). Free *out_json with rm_string_free().
 rm_status rm_recall_result_json(const struct rm_recall_result *r,
                                 char **out_json);
 

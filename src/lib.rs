@@ -26,6 +26,7 @@ pub mod text;
 pub mod types;
 
 pub use db::Db;
+pub use embed::FusionConfig;
 pub use error::{Error, Result, Status};
 pub use options::{Durability, Location, OpenOptions};
 pub use types::*;

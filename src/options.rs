@@ -42,8 +42,12 @@ pub struct OpenOptions {
     pub busy_timeout_ms: u32,
     /// Default [`Durability::Full`].
     pub durability: Durability,
-    /// RRF constant k for rank fusion. Default 60.
+    /// RRF constant k of BM25-only ranking (`1/(k + rank + 1)`, which the
+    /// real-world boost multiplies). Default 60.
     pub rrf_k: f64,
+    /// Hybrid fusion settings overriding the model's (`robotmem-model.json`
+    /// "fusion"); `None`: the model's. See `search::fusion`.
+    pub fusion: Option<crate::embed::FusionConfig>,
     /// Per-day confidence decay rate given to new memories. Default 0.01.
     pub decay_rate: f64,
     /// Do the one-time work during open instead of at the first call that needs it:
@@ -89,6 +93,7 @@ impl Default for OpenOptions {
             busy_timeout_ms: 5000,
             durability: Durability::Full,
             rrf_k: 60.0,
+            fusion: None,
             decay_rate: 0.01,
             preload: false,
             max_db_bytes: None,
@@ -146,6 +151,11 @@ impl OpenOptions {
             }
         };
         non_negative("rrf_k", self.rrf_k)?;
+        if self.fusion.is_some_and(|f| !f.is_valid()) {
+            return Err(Error::invalid(
+                "fusion: lexical_weight must be in 0..=1 and -1 <= cosine_floor < cosine_ceiling <= 1",
+            ));
+        }
         non_negative("cosine_dedup", self.cosine_dedup)?;
         limits::unit_range("decay_rate", self.decay_rate, 0.0, 1.0)?;
         for (field, v, max) in [("embed_threads", self.embed_threads, 64), ("embed_batch", self.embed_batch, 1024)] {

@@ -80,6 +80,13 @@ pub fn hit(h: &Hit) -> Value {
     let mut v = memory(&h.memory);
     let obj = v.as_object_mut().expect("object");
     obj.insert("_rrf_score".into(), json!(h.score));
+    obj.insert("_matched".into(), json!(h.matched));
+    if let Some(l) = h.lexical {
+        obj.insert("_lexical".into(), json!(l));
+    }
+    if let Some(c) = h.cosine {
+        obj.insert("_cosine".into(), json!(c));
+    }
     if let Some(d) = h.distance {
         obj.insert("_distance".into(), if d.is_finite() { json!(d) } else { Value::Null });
     }
@@ -91,6 +98,7 @@ pub fn recall(r: &RecallResult) -> Value {
         "memories": r.hits.iter().map(hit).collect::<Vec<_>>(),
         "total": r.hits.len(),
         "mode": r.mode.as_str(),
+        "query_vector": r.query_vector.as_str(),
         "query_ms": r.query_ms,
     })
 }

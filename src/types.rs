@@ -251,20 +251,54 @@ impl SearchMode {
     }
 }
 
+/// What became of the query's embedding in a recall.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueryVector {
+    /// No vector search: the handle has no model, the stored vectors are another
+    /// model's, or the query has no letter or digit.
+    None,
+    /// The query was embedded and searched.
+    Embedded,
+    /// The model cannot represent the query (too many unknown tokens, e.g. Chinese
+    /// for an English-vocabulary model): the ranking is BM25's alone.
+    Unrepresentable,
+}
+
+impl QueryVector {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QueryVector::None => "none",
+            QueryVector::Embedded => "embedded",
+            QueryVector::Unrepresentable => "unrepresentable",
+        }
+    }
+}
+
 /// One recall result.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hit {
     pub memory: Memory,
-    /// Fused score normalised so the best hit is 1.0.
+    /// Fused score normalised so the best hit is 1.0; 0 for a memory that
+    /// satisfies the recall's filters but not its query (`matched` false).
     pub score: f64,
     /// Euclidean distance to the spatial_sort target, when one was given.
     pub distance: Option<f64>,
+    /// Whether the memory matched the query (shares a word with it, or its vector
+    /// is above the model's cosine floor). A recall with context_filter, session
+    /// or spatial_sort also returns memories that satisfy them without matching.
+    pub matched: bool,
+    /// Share of the query's BM25 weight the memory holds (0–1), when it shares a word.
+    pub lexical: Option<f64>,
+    /// Cosine of the memory's vector to the query's, when both exist and it was computed.
+    pub cosine: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct RecallResult {
     pub hits: Vec<Hit>,
     pub mode: SearchMode,
+    /// Whether the query was embedded (and if not, whether the model could not represent it).
+    pub query_vector: QueryVector,
     pub query_ms: f64,
 }
 

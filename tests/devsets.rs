@@ -19,7 +19,9 @@
 //! `../shared/data`); `ROBOTMEM_DEVSETS_QUERIES=N` (recall a fixed-seed sample of N
 //! queries per set instead of all; memories are always all learned);
 //! `ROBOTMEM_DEVSETS_RESULTS=DIR` (write `DIR/<set>-<mode>.jsonl` in score.py's
-//! input format). Missing sets: SKIPPED on stderr, a failure under
+//! input format); `ROBOTMEM_DEVSETS_MODEL=NAME` (the model directory under
+//! `.cache/models` for the hybrid handle, default the default model);
+//! `ROBOTMEM_FUSION_DUMP=DIR` (write fusion tuning dumps, tests/devsets/tune.rs). Missing sets: SKIPPED on stderr, a failure under
 //! `ROBOTMEM_REQUIRE_DEVSETS=1`; missing model: bm25_only alone, SKIPPED for the
 //! comparison, a failure under `ROBOTMEM_REQUIRE_MODEL=1` (tests/model/mod.rs).
 //!
@@ -33,12 +35,20 @@
 #[path = "devsets/load.rs"]
 mod load;
 mod model;
+#[path = "devsets/tune.rs"]
+mod tune;
+#[path = "devsets/metrics.rs"]
+mod metrics;
+#[path = "common/rng.rs"]
+mod rng;
+use metrics::{hit_at, metrics, paired_ci, rr10, RESAMPLES, SEED};
+use rng::Rng;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
 use load::Devset;
-use robotmem::{Db, DupMethod, LearnRequest, OpenOptions, RecallRequest, SearchMode};
+use robotmem::{Db, DupMethod, LearnRequest, OpenOptions, QueryVector, RecallRequest};
 
 /// Results per query: the rank (0-based) of the first gold hit among the 10, if any.
 struct Run {
@@ -51,6 +61,8 @@ struct Run {
     via_merge: usize,
     /// score.py input: query id and ranked dataset ids.
     lines: Vec<String>,
+    /// Queries whose vector was searched (`QueryVector::Embedded`).
+    embedded: usize,
 }
 
 /// What learning the set did: dataset memory index → robotmem id, and back.
@@ -61,24 +73,6 @@ struct Learned {
     embedded: usize,
 }
 
-/// SplitMix64, for the query sample and the bootstrap.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
-const SEED: u64 = 0xDE5E_7500_0011;
-const RESAMPLES: usize = 1000;
 const N: i64 = 10;
 
 fn env_flag(name: &str) -> bool {
@@ -143,13 +137,14 @@ fn recall_all(
     gold: &[Vec<usize>],
     sample: &[usize],
 ) -> Run {
-    let mut run = Run { mode, first: Vec::new(), modes: HashMap::new(), via_merge: 0, lines: Vec::new() };
+    let mut run = Run { mode, first: Vec::new(), modes: HashMap::new(), via_merge: 0, lines: Vec::new(), embedded: 0 };
     for &qi in sample {
         let q = &set.queries[qi];
         let r = db
             .recall(&RecallRequest { query: &q.question, n: N, ..Default::default() })
             .unwrap_or_else(|e| panic!("{} {mode}: recall {:?}: {e}", set.name, q.question));
         *run.modes.entry(r.mode.as_str()).or_default() += 1;
+        run.embedded += (r.query_vector == QueryVector::Embedded) as usize;
         let g = &gold[qi];
         let mut first = None;
         let mut ranked = Vec::new();
@@ -170,36 +165,6 @@ fn recall_all(
         run.lines.push(serde_json::json!({"query_id": q.id, "ranked": ranked}).to_string());
     }
     run
-}
-
-/// Per-query values of R@k (hit within k) and of the reciprocal rank within 10.
-fn hit_at(first: &[Option<usize>], k: usize) -> Vec<f64> {
-    first.iter().map(|f| f.is_some_and(|r| r < k) as u8 as f64).collect()
-}
-
-fn rr10(first: &[Option<usize>]) -> Vec<f64> {
-    first.iter().map(|f| f.filter(|&r| r < 10).map_or(0.0, |r| 1.0 / (r + 1) as f64)).collect()
-}
-
-fn mean(v: &[f64]) -> f64 {
-    v.iter().sum::<f64>() / v.len().max(1) as f64
-}
-
-/// R@1, R@5, R@10, MRR@10 over the queries recalled.
-fn metrics(run: &Run) -> [f64; 4] {
-    [mean(&hit_at(&run.first, 1)), mean(&hit_at(&run.first, 5)), mean(&hit_at(&run.first, 10)), mean(&rr10(&run.first))]
-}
-
-/// Mean difference a − b and its paired bootstrap 95 % CI (percentiles 2.5 and
-/// 97.5 of `RESAMPLES` resampled means, nearest rank).
-fn paired_ci(a: &[f64], b: &[f64]) -> (f64, f64, f64) {
-    let d: Vec<f64> = a.iter().zip(b).map(|(x, y)| x - y).collect();
-    let mut r = Rng(SEED);
-    let mut means: Vec<f64> =
-        (0..RESAMPLES).map(|_| (0..d.len()).map(|_| d[r.below(d.len())]).sum::<f64>() / d.len() as f64).collect();
-    means.sort_by(f64::total_cmp);
-    let at = |p: f64| means[((p * RESAMPLES as f64).ceil() as usize).clamp(1, RESAMPLES) - 1];
-    (mean(&d), at(0.025), at(0.975))
 }
 
 fn write_results(set: &Devset, run: &Run) {
@@ -224,7 +189,10 @@ fn evaluate(name: &str) -> Option<(Learned, Run, Run)> {
     let started = std::time::Instant::now();
     let tmp = tempfile::tempdir().unwrap();
     let path = tmp.path().join("devset.db");
-    let model = model::model(&format!("devsets {name} (hybrid)"));
+    let model = match std::env::var("ROBOTMEM_DEVSETS_MODEL") {
+        Ok(m) => model::named(&format!("devsets {name} (hybrid, {m})"), &m),
+        Err(_) => model::model(&format!("devsets {name} (hybrid)")),
+    };
     let learner_opts = match &model {
         Some(m) => m.options(&path),
         None => OpenOptions { durability: robotmem::Durability::Normal, embeddings: false, ..OpenOptions::path(&path) },
@@ -236,10 +204,19 @@ fn evaluate(name: &str) -> Option<(Learned, Run, Run)> {
     }
     let learned = learn_all(&learner, &set);
     let learn_s = started.elapsed().as_secs_f64();
-    let bm25 = Db::open(OpenOptions { embeddings: false, ..learner_opts }).unwrap();
+    let bm25 = Db::open(OpenOptions { embeddings: false, ..learner_opts.clone() }).unwrap();
 
     let gold = set.gold_indexes();
     let sample = query_sample(set.queries.len());
+    if let (Some(m), Some(_)) = (&model, tune::dir()) {
+        let tag = m.dir.file_name().unwrap().to_string_lossy();
+        let mut t = tune::Tuner::open(&learner_opts, &format!("{name}-{tag}.jsonl"));
+        for &qi in &sample {
+            let g = &gold[qi];
+            let q = &set.queries[qi];
+            t.dump(&q.id, name, &q.question, |id| learned.members[&id].iter().any(|m| g.binary_search(m).is_ok()));
+        }
+    }
     let b = recall_all(&bm25, "bm25_only", &set, &learned, &gold, &sample);
     let h = model.is_some().then(|| recall_all(&learner, "hybrid", &set, &learned, &gold, &sample));
     drop((bm25, learner));
@@ -260,7 +237,7 @@ fn evaluate(name: &str) -> Option<(Learned, Run, Run)> {
     );
     let _ = writeln!(out, "set    mode       queries    R@1     R@5     R@10    MRR@10   recall modes");
     for run in std::iter::once(&b).chain(h.as_ref()) {
-        let m = metrics(run);
+        let m = metrics(&run.first);
         let _ = writeln!(
             out,
             "{name:6} {:10} {:7}  {:.4}  {:.4}  {:.4}  {:.4}   {} (gold only through a merged duplicate: {})",
@@ -299,11 +276,11 @@ fn compare(name: &str, b: &Run, h: &Run) {
 #[cfg_attr(debug_assertions, ignore = "11 min in a debug build; CI runs it with --release (scripts/test.sh)")]
 fn squad_hybrid_not_worse_than_bm25() {
     let Some((learned, b, h)) = evaluate("squad") else { return };
-    // English: every stored memory got a vector, and every query ran with its
-    // vector: hybrid, or vec_only when no memory holds any of its words.
+    // English: every stored memory got a vector, and every query was embedded
+    // (hybrid; vec_only when no memory holds any of its words; bm25_only when no
+    // neighbour is above the model's cosine floor).
     assert_eq!(learned.embedded, learned.members.len(), "squad: memories without a vector");
-    let with_vector = [SearchMode::Hybrid, SearchMode::VecOnly].map(|m| h.modes.get(m.as_str()).copied().unwrap_or(0));
-    assert_eq!(with_vector.iter().sum::<usize>(), h.first.len(), "squad hybrid: {}", modes(&h));
+    assert_eq!(h.embedded, h.first.len(), "squad hybrid: queries not embedded; modes {}", modes(&h));
     compare("squad", &b, &h);
 }
 

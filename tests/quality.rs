@@ -5,6 +5,8 @@
 //! the multilingual one. Prints the tables recorded in docs/BENCHMARKS.md.
 
 mod model;
+#[path = "devsets/tune.rs"]
+mod tune;
 
 #[path = "common/scratch.rs"]
 mod scratch;
@@ -49,12 +51,17 @@ fn evaluate(m: &model::Model, tag: &str) -> (BTreeMap<String, (usize, usize)>, H
         let r = db.recall(&RecallRequest { query: q, n: 3, ..Default::default() }).unwrap();
         (r.hits.iter().any(|h| h.memory.id == want), r.mode)
     };
+    let mut tuner = tune::dir().map(|_| tune::Tuner::open(&m.options(&path), &format!("paraphrase-{tag}.jsonl")));
     let mut table: BTreeMap<(String, String), Tally> = BTreeMap::new();
-    for q in data["queries"].as_array().unwrap() {
+    for (i, q) in data["queries"].as_array().unwrap().iter().enumerate() {
         let text = q["query"].as_str().unwrap();
         let want = ids[q["target"].as_str().unwrap()];
         let lang = q["lang"].as_str().unwrap().to_string();
-        let t = table.entry((lang, q["kind"].as_str().unwrap().to_string())).or_default();
+        let kind = q["kind"].as_str().unwrap().to_string();
+        if let Some(t) = &mut tuner {
+            t.dump(&format!("{i}"), &format!("{lang}-{kind}"), text, |id| id == want);
+        }
+        let t = table.entry((lang, kind)).or_default();
         t.total += 1;
         let (found, mode) = top3(&bm25, text, want);
         assert!(matches!(mode, SearchMode::Bm25Only | SearchMode::Scan), "{text}: {mode:?}");
@@ -70,7 +77,7 @@ fn evaluate(m: &model::Model, tag: &str) -> (BTreeMap<String, (usize, usize)>, H
         e.0 += t.hybrid;
         e.1 += t.bm25;
     }
-    drop((hybrid, bm25));
+    drop((hybrid, bm25, tuner));
     (sums, embedded)
 }
 

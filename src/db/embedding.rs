@@ -82,10 +82,12 @@ impl Db {
     }
 
     /// The query's embedding, or `None` (then recall is BM25 only).
-    pub(super) fn embed_query(&self, query: &str) -> Option<Vec<f32>> {
+    /// The query's vector: `None` when the model failed, `Some(None)` when it
+    /// cannot represent the query.
+    pub(super) fn embed_query(&self, query: &str) -> Option<Option<Vec<f32>>> {
         match self.embedder.as_ref()?.embed(&[query], TextKind::Query).ok()?.pop()? {
-            Embedding::Vector(v) => Some(v),
-            Embedding::Unrepresentable => None,
+            Embedding::Vector(v) => Some(Some(v)),
+            Embedding::Unrepresentable => Some(None),
         }
     }
 

@@ -395,28 +395,37 @@ impl Db {
         let query = match &self.embedder {
             Some(e) if req.query.chars().any(char::is_alphanumeric) => {
                 let ready = self.vindex.holds(e.stamp()) || self.store.read(|c| self.vectors_ready(c))?;
-                ready.then(|| self.embed_query(req.query)).flatten()
+                if ready {
+                    self.embed_query(req.query)
+                } else {
+                    None
+                }
             }
             _ => None,
         };
-        let (hits, mode) = self.store.read(|conn| self.hits(conn, &plan, query.as_deref()))?;
+        let vector = match &query {
+            None => QueryVector::None,
+            Some(None) => QueryVector::Unrepresentable,
+            Some(Some(_)) => QueryVector::Embedded,
+        };
+        let (hits, mode) = self.store.read(|conn| self.hits(conn, &plan, query.flatten().as_deref()))?;
         self.record_touches(&hits);
-        Ok(RecallResult { hits, mode, query_ms: started.elapsed().as_secs_f64() * 1e3 })
+        Ok(RecallResult { hits, mode, query_vector: vector, query_ms: started.elapsed().as_secs_f64() * 1e3 })
     }
 
     fn hits(&self, conn: &Connection, plan: &search::Plan, query: Option<&[f32]>) -> Result<(Vec<Hit>, SearchMode)> {
-        let (ranked, mode) = match query {
-            Some(q) if self.sync_vectors(conn)? => {
-                let model = self.embedder.as_ref().expect("vectors are ready").stamp();
-                let near = search::vindex::Nearest { index: &self.vindex, model, collection: plan.collection };
-                search::hybrid::run(conn, &self.index, &near, plan, q)?
+        let (ranked, mode) = match (query, &self.embedder) {
+            (Some(vector), Some(e)) if self.sync_vectors(conn)? => {
+                let near = search::vindex::Nearest { index: &self.vindex, model: e.stamp(), collection: plan.collection };
+                let fusion = self.opts.fusion.unwrap_or_else(|| e.fusion());
+                search::hybrid::run(conn, &self.index, plan, &search::hybrid::Query { vector, near, fusion })?
             }
             _ => search::run(conn, &self.index, plan)?,
         };
         let mut hits = Vec::with_capacity(ranked.len());
         for r in ranked {
             let memory = memory::get(conn, r.id)?.ok_or_else(|| Error::internal("ranked memory vanished"))?;
-            hits.push(Hit { memory, score: r.score, distance: r.distance });
+            hits.push(Hit { memory, score: r.score, distance: r.distance, matched: r.matched, lexical: r.lexical, cosine: r.cosine });
         }
         Ok((hits, mode))
     }

@@ -70,6 +70,39 @@ pub struct ModelConfig {
     /// neighbours in a batch learn.
     #[serde(default)]
     pub max_batch: usize,
+    /// How hybrid recall weighs this model's cosines against BM25 (tuned per
+    /// model on development data; not part of the model stamp, so changing it
+    /// needs no re-embedding).
+    #[serde(default)]
+    pub fusion: FusionConfig,
+}
+
+/// Hybrid fusion settings of a model: `score = w·lexical + (1 − w)·semantic`,
+/// where `lexical` is the share of the query's BM25 weight a memory holds and
+/// `semantic = clamp((cosine − floor) / (ceiling − floor), 0, 1)`. A neighbour at
+/// or below the floor is not relevant to the query by its vector.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FusionConfig {
+    pub lexical_weight: f64,
+    pub cosine_floor: f64,
+    pub cosine_ceiling: f64,
+}
+
+impl Default for FusionConfig {
+    /// The all-MiniLM-L6-v2 settings (docs/QUALITY.md).
+    fn default() -> Self {
+        FusionConfig { lexical_weight: 0.5, cosine_floor: 0.3, cosine_ceiling: 0.8 }
+    }
+}
+
+impl FusionConfig {
+    pub fn is_valid(&self) -> bool {
+        (0.0..=1.0).contains(&self.lexical_weight)
+            && (-1.0..1.0).contains(&self.cosine_floor)
+            && self.cosine_ceiling > self.cosine_floor
+            && self.cosine_ceiling <= 1.0
+    }
 }
 
 fn yes() -> bool {
@@ -86,9 +119,10 @@ impl ModelConfig {
             .map_err(|e| unavailable(format!("cannot read {}: {e}", path.display())))?;
         let cfg: ModelConfig = serde_json::from_str(&text)
             .map_err(|e| unavailable(format!("{} is not a valid model description: {e}", path.display())))?;
-        if cfg.dim == 0 || cfg.dim > MAX_DIM || cfg.max_tokens < 3 || cfg.name.trim().is_empty() {
+        if cfg.dim == 0 || cfg.dim > MAX_DIM || cfg.max_tokens < 3 || cfg.name.trim().is_empty() || !cfg.fusion.is_valid() {
             return Err(unavailable(format!(
-                "{}: name must be set, dim in 1..={MAX_DIM}, max_tokens >= 3",
+                "{}: name must be set, dim in 1..={MAX_DIM}, max_tokens >= 3, fusion: lexical_weight in 0..=1, \
+                 -1 <= cosine_floor < cosine_ceiling <= 1",
                 path.display()
             )));
         }
@@ -148,6 +182,10 @@ pub const MAX_UNKNOWN_FRACTION: f32 = 0.25;
 /// A sentence embedding model. Implementations are thread-safe.
 pub trait Embedder: Send + Sync {
     fn stamp(&self) -> &ModelStamp;
+    /// How hybrid recall fuses this model's cosines with BM25.
+    fn fusion(&self) -> FusionConfig {
+        FusionConfig::default()
+    }
     /// One embedding per text, in order.
     fn embed(&self, texts: &[&str], kind: TextKind) -> Result<Vec<Embedding>>;
 }

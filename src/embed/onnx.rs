@@ -206,6 +206,10 @@ impl Embedder for OnnxEmbedder {
         &self.stamp
     }
 
+    fn fusion(&self) -> super::FusionConfig {
+        self.cfg.fusion
+    }
+
     fn embed(&self, texts: &[&str], kind: TextKind) -> Result<Vec<Embedding>> {
         if texts.is_empty() {
             return Ok(Vec::new());

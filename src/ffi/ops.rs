@@ -135,7 +135,10 @@ pub struct rm_recall_options {
     /// condition, $ne included. NULL: none.
     pub context_filter: *const c_char,
     /// JSON {"field": "spatial.object_position", "target": [x, y, z],
-    /// "max_distance": 0.1 (optional)}: nearest first. NULL: relevance order.
+    /// "max_distance": 0.1 (optional)}: the n nearest of all memories that
+    /// satisfy the other constraints, nearest first, whatever the query's words
+    /// (relevance breaks distance ties; a memory without usable coordinates is at
+    /// +infinity). NULL: relevance order.
     pub spatial_sort: *const c_char,
 }
 
@@ -163,9 +166,14 @@ pub unsafe extern "C" fn rm_recall_options_init(opts: *mut rm_recall_options) ->
 
 /// Returns the memories most relevant to `query` (BM25 over the content, Chinese
 /// segmented; fused with vector similarity when an embedder is loaded), after
-/// the real-world boost and the filters in `opts` (NULL: defaults). Filters are
-/// exact: if n memories match the query and every filter, n are returned. A
-/// query with no searchable word (e.g. "*") lists the newest matching memories.
+/// the real-world boost, within the constraints in `opts` (NULL: defaults).
+/// Without context_filter, session_id and spatial_sort only memories that match
+/// the query are returned (a shared word, or a vector above the model's cosine
+/// floor). With any of them the constraints hold over all memories: the result
+/// has min(n, memories satisfying them) hits — the query's matches first by
+/// score, then the newest others that satisfy them (hit.matched false, score 0);
+/// with spatial_sort the n nearest of all that satisfy them. A query with no
+/// searchable word (e.g. "*") lists the newest memories within the constraints.
 /// Recall does not wait for writers (access counters are written later).
 ///
 /// Errors: RM_INVALID_ARGUMENT (NULL out, blank or > 1000-character query,

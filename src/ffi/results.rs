@@ -96,14 +96,29 @@ fn dup_method(d: &Option<Duplicate>) -> (bool, rm_dup_method, f64) {
 #[repr(i32)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum rm_search_mode {
-    /// BM25 and vector lists fused with RRF.
+    /// BM25 and vector lists fused (a weighted sum of BM25 share and cosine; README).
     RM_MODE_HYBRID = 0,
-    /// BM25 only (no embedder loaded, or no vector results).
+    /// BM25 only (no model, a query the model cannot represent, or no vector
+    /// neighbour above the model's cosine floor).
     RM_MODE_BM25_ONLY = 1,
-    /// Vector only (no BM25 results).
+    /// Vector only (no memory holds a query word).
     RM_MODE_VEC_ONLY = 2,
     /// The query had no searchable word: newest memories passing the filters.
     RM_MODE_SCAN = 3,
+}
+
+/// What became of the query's embedding in a recall.
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum rm_query_vector {
+    /// No vector search: no model on the handle, stored vectors of another model
+    /// (see rm_embedding_status), or a query without a letter or digit.
+    RM_QUERY_VECTOR_NONE = 0,
+    /// The query was embedded and its neighbours searched.
+    RM_QUERY_VECTOR_EMBEDDED = 1,
+    /// The model cannot represent the query (too many unknown tokens, e.g.
+    /// Chinese with an English-vocabulary model): BM25 ranked it alone.
+    RM_QUERY_VECTOR_UNREPRESENTABLE = 2,
 }
 
 /// Owns C strings and arrays; pointers into it stay valid while it lives.
@@ -219,6 +234,20 @@ pub struct rm_hit {
     /// INFINITY when the memory has no usable coordinates.
     pub distance: f64,
     pub has_distance: bool,
+    /// True when the memory matched the query (shares a word with it, or its
+    /// vector is above the model's cosine floor). A recall with context_filter,
+    /// session_id or spatial_sort also returns memories that only satisfy those
+    /// (matched false, score 0): after the matches, newest first; with
+    /// spatial_sort, the nearest whatever the query.
+    pub matched: bool,
+    /// Share of the query's BM25 weight the memory holds, 0–1; only meaningful
+    /// when has_lexical (it holds a query word).
+    pub lexical: f64,
+    pub has_lexical: bool,
+    /// Cosine of the memory's vector to the query's; only meaningful when
+    /// has_cosine (hybrid recall, and the memory has a vector).
+    pub cosine: f64,
+    pub has_cosine: bool,
 }
 
 fn c_hits(hits: &[Hit], a: &mut Arena) -> Vec<rm_hit> {
@@ -228,6 +257,11 @@ fn c_hits(hits: &[Hit], a: &mut Arena) -> Vec<rm_hit> {
             score: h.score,
             distance: h.distance.unwrap_or(0.0),
             has_distance: h.distance.is_some(),
+            matched: h.matched,
+            lexical: h.lexical.unwrap_or(0.0),
+            has_lexical: h.lexical.is_some(),
+            cosine: h.cosine.unwrap_or(0.0),
+            has_cosine: h.cosine.is_some(),
         })
         .collect()
 }
@@ -359,6 +393,10 @@ pub struct rm_recall_result {
     pub hits: *const rm_hit,
     pub count: usize,
     pub mode: rm_search_mode,
+    /// Whether the query was embedded; RM_QUERY_VECTOR_UNREPRESENTABLE says the
+    /// model could not represent it, so memories in other words or another
+    /// language were not found by meaning.
+    pub query_vector: rm_query_vector,
     /// Time spent in the search, in milliseconds.
     pub query_ms: f64,
 }
@@ -372,6 +410,11 @@ pub(crate) fn recall_result(r: RecallResult) -> RecallBox {
         hits: slice_ptr(&hits),
         count: hits.len(),
         mode: search_mode(r.mode),
+        query_vector: match r.query_vector {
+            QueryVector::None => rm_query_vector::RM_QUERY_VECTOR_NONE,
+            QueryVector::Embedded => rm_query_vector::RM_QUERY_VECTOR_EMBEDDED,
+            QueryVector::Unrepresentable => rm_query_vector::RM_QUERY_VECTOR_UNREPRESENTABLE,
+        },
         query_ms: r.query_ms,
     };
     RecallBox { public, arena, rust: r, hits }
@@ -393,7 +436,8 @@ pub unsafe extern "C" fn rm_recall_result_free(r: *mut rm_recall_result) {
 }
 
 /// JSON rendering of a recall result ({"memories": [...], "total", "mode",
-/// "query_ms"}). Free *out_json with rm_string_free().
+/// "query_vector", "query_ms"}; each memory with "_rrf_score", "_matched" and,
+/// when known, "_lexical", "_cosine", "_distance"). Free *out_json with rm_string_free().
 #[no_mangle]
 pub unsafe extern "C" fn rm_recall_result_json(r: *const rm_recall_result, out_json: *mut *mut c_char) -> rm_status {
     to_json(RecallBox::from_raw(r).map(|b| &b.rust), render::recall, out_json)

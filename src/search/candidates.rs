@@ -6,7 +6,7 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::index::TextIndex;
+use super::index::{Ranking, TextIndex};
 use super::Plan;
 use crate::error::Result;
 use crate::types::SearchMode;
@@ -15,8 +15,8 @@ use crate::types::SearchMode;
 pub struct Candidate {
     pub id: i64,
     pub is_real: bool,
-    /// BM25 score (higher is better); None in scan mode.
-    pub bm25: Option<f64>,
+    /// Share of the query's BM25 weight (see [`Ranking::ceiling`]); None in scan mode.
+    pub lexical: Option<f64>,
     /// The context JSON, loaded only when `Plan::needs_context()`.
     pub context: Option<String>,
 }
@@ -27,22 +27,34 @@ pub fn for_each(
     conn: &Connection,
     index: &TextIndex,
     plan: &Plan,
-    mut f: impl FnMut(Candidate) -> Result<bool>,
+    f: impl FnMut(Candidate) -> Result<bool>,
 ) -> Result<SearchMode> {
     if plan.words.is_empty() {
         scan(conn, plan, f)?;
         return Ok(SearchMode::Scan);
     }
+    for_each_ranked(conn, ranking(conn, index, plan)?, plan, f)?;
+    Ok(SearchMode::Bm25Only)
+}
+
+/// The BM25 ranking of the plan's words, on an index synced in this read transaction.
+pub fn ranking(conn: &Connection, index: &TextIndex, plan: &Plan) -> Result<Ranking> {
     index.sync(conn)?;
+    Ok(index.rank(plan.collection, &plan.words))
+}
+
+/// As [`for_each`], over a ranking made by [`ranking`].
+pub fn for_each_ranked(conn: &Connection, ranking: Ranking, plan: &Plan, mut f: impl FnMut(Candidate) -> Result<bool>) -> Result<()> {
+    let ceiling = ranking.ceiling();
     let mut lookup = Lookup::new(conn, plan)?;
-    for (id, score) in index.rank(plan.collection, &plan.words) {
-        if let Some(c) = lookup.get(id, Some(score))? {
+    for (id, score) in ranking {
+        if let Some(c) = lookup.get(id, Some(score / ceiling))? {
             if !f(c)? {
                 break;
             }
         }
     }
-    Ok(SearchMode::Bm25Only)
+    Ok(())
 }
 
 /// Loads a ranked id as a candidate if it passes the plan's SQL-side filters.
@@ -61,7 +73,7 @@ impl<'c, 'p> Lookup<'c, 'p> {
         Ok(Lookup { st, plan })
     }
 
-    pub fn get(&mut self, id: i64, bm25: Option<f64>) -> Result<Option<Candidate>> {
+    pub fn get(&mut self, id: i64, lexical: Option<f64>) -> Result<Option<Candidate>> {
         let p = self.plan;
         let hit = self
             .st
@@ -70,13 +82,14 @@ impl<'c, 'p> Lookup<'c, 'p> {
                 |r| Ok((r.get::<_, bool>(0)?, r.get::<_, Option<String>>(1)?)),
             )
             .optional()?;
-        Ok(hit.map(|(is_real, context)| Candidate { id, is_real, bm25, context }))
+        Ok(hit.map(|(is_real, context)| Candidate { id, is_real, lexical, context }))
     }
 }
 
-/// No searchable word: newest first, filters in SQL (the collection index gives
-/// the order without sorting).
-fn scan(conn: &Connection, plan: &Plan, mut f: impl FnMut(Candidate) -> Result<bool>) -> Result<()> {
+/// Newest first, filters in SQL (the collection index gives the order without
+/// sorting): the candidates of a query without a searchable word, and the
+/// memories that fill a constrained recall.
+pub fn scan(conn: &Connection, plan: &Plan, mut f: impl FnMut(Candidate) -> Result<bool>) -> Result<()> {
     let mut st = conn.prepare_cached(
         "SELECT id, is_real, CASE WHEN ?5 THEN context END FROM memories
          WHERE collection = ?1 AND status = 'active' AND confidence >= ?2
@@ -91,7 +104,7 @@ fn scan(conn: &Connection, plan: &Plan, mut f: impl FnMut(Candidate) -> Result<b
         plan.needs_context()
     ])?;
     while let Some(r) = rows.next()? {
-        if !f(Candidate { id: r.get(0)?, is_real: r.get(1)?, bm25: None, context: r.get(2)? })? {
+        if !f(Candidate { id: r.get(0)?, is_real: r.get(1)?, lexical: None, context: r.get(2)? })? {
             break;
         }
     }

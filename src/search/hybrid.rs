@@ -1,21 +1,28 @@
 //! Hybrid recall: the BM25 list and the vector (KNN) list, each made of memories
 //! that pass every filter (filters apply *before* the lists are cut, so a
 //! selective context_filter still yields n results when n memories match), cut
-//! at the fusion depth, fused by RRF (`Σ 1/(k + rank + 1)`), real-world ×1.5,
-//! top n. With spatial_sort the BM25 list is not cut (every matching memory is a
-//! candidate for "nearest"), as in BM25-only recall.
+//! at the fusion depth; every memory of either list is scored on both signals
+//! (its BM25 share from the text index, its cosine from the vector index) and
+//! fused as [`super::fusion`] says; real-world ×1.5, top n; then a constrained
+//! recall is filled with other memories that satisfy its constraints. With
+//! spatial_sort the n nearest of all memories that satisfy the constraints are
+//! returned, the fused score breaking distance ties.
 //!
 //! Modes: both lists non-empty → hybrid; only one → bm25_only / vec_only (the
-//! other found nothing, e.g. a query with no indexed word).
+//! other found nothing: no memory holds a query word, or no neighbour is above
+//! the model's cosine floor).
 
 use std::collections::HashMap;
 
 use rusqlite::Connection;
 
 use super::candidates::{self, Candidate, Lookup};
+use super::constrained::{self, Relevance};
+use super::fusion;
 use super::index::TextIndex;
 use super::vindex::Nearest;
-use super::{admit, normalise, quality, rrf, Plan, Ranked, REAL_WORLD_BOOST};
+use super::{admit, normalise, quality, Plan, Ranked, REAL_WORLD_BOOST};
+use crate::embed::FusionConfig;
 use crate::error::Result;
 use crate::store::vectors;
 use crate::types::SearchMode;
@@ -28,32 +35,66 @@ pub fn fusion_depth(n: usize) -> usize {
     (n * 4).clamp(MIN_FUSION_DEPTH, vectors::MAX_K)
 }
 
+/// What a hybrid recall searches with.
+pub struct Query<'a> {
+    pub vector: &'a [f32],
+    pub near: Nearest<'a>,
+    pub fusion: FusionConfig,
+}
+
+impl Query<'_> {
+    /// Cosine of a stored memory's vector to the query's; `None` without one.
+    fn cosine(&self, id: i64) -> Option<f64> {
+        let v = self.near.index.vector(id)?;
+        Some(crate::embed::cosine(self.vector, &v) as f64)
+    }
+
+    fn relevance(&self, lexical: f64, cosine: Option<f64>, is_real: bool) -> Option<Relevance> {
+        let by_vector = cosine.is_some_and(|c| fusion::above_floor(&self.fusion, c));
+        if lexical <= 0.0 && !by_vector {
+            return None;
+        }
+        let boost = if is_real { REAL_WORLD_BOOST } else { 1.0 };
+        let score = fusion::score(&self.fusion, lexical, cosine) * boost;
+        Some(Relevance { score, lexical: (lexical > 0.0).then_some(lexical), cosine })
+    }
+}
+
 /// An accepted list entry.
 struct Entry {
     id: i64,
     is_real: bool,
-    bm25: Option<f64>,
+    lexical: Option<f64>,
+    cosine: Option<f64>,
     distance: Option<f64>,
 }
 
-fn accept(plan: &Plan, c: Candidate) -> Option<Entry> {
+fn accept(plan: &Plan, c: Candidate, cosine: Option<f64>) -> Option<Entry> {
     let distance = admit(plan, &c)?;
-    Some(Entry { id: c.id, is_real: c.is_real, bm25: c.bm25, distance })
+    Some(Entry { id: c.id, is_real: c.is_real, lexical: c.lexical, cosine, distance })
 }
 
-/// Runs the plan with `query` (the query's embedding) as the second list.
-/// `near` is synced in this read transaction.
-pub fn run(conn: &Connection, index: &TextIndex, near: &Nearest, plan: &Plan, query: &[f32]) -> Result<(Vec<Ranked>, SearchMode)> {
+/// Runs the plan with `q` as the second list. `q.near` is synced in this read
+/// transaction.
+pub fn run(conn: &Connection, index: &TextIndex, plan: &Plan, q: &Query) -> Result<(Vec<Ranked>, SearchMode)> {
+    if plan.spatial.is_some() {
+        index.sync(conn)?;
+        let out = constrained::nearest(conn, plan, |id, is_real| {
+            let lexical = index.shares(plan.collection, &plan.words, &[id])[0];
+            Ok(q.relevance(lexical, q.cosine(id), is_real))
+        })?;
+        return Ok((out, SearchMode::Hybrid));
+    }
     let depth = fusion_depth(plan.n);
-    let by_vector = vector_list(conn, near, plan, query, depth)?;
+    let mut by_vector = vector_list(conn, plan, q, depth)?;
     let mut by_words = Vec::new();
     if !plan.words.is_empty() {
-        let limit = if plan.spatial.is_some() { usize::MAX } else { depth };
-        candidates::for_each(conn, index, plan, |c| {
-            if let Some(e) = accept(plan, c) {
+        let ranking = candidates::ranking(conn, index, plan)?;
+        candidates::for_each_ranked(conn, ranking, plan, |c| {
+            if let Some(e) = accept(plan, c, None) {
                 by_words.push(e);
             }
-            Ok(by_words.len() < limit)
+            Ok(by_words.len() < depth)
         })?;
     }
     let mode = match (by_words.is_empty(), by_vector.is_empty()) {
@@ -61,52 +102,54 @@ pub fn run(conn: &Connection, index: &TextIndex, near: &Nearest, plan: &Plan, qu
         (true, false) => SearchMode::VecOnly,
         _ => SearchMode::Hybrid,
     };
-    // id → (fused entry, real-world)
-    let mut fused: HashMap<i64, (Ranked, bool)> = HashMap::new();
-    for list in [&by_words, &by_vector] {
-        for (rank, e) in list.iter().enumerate() {
-            let (r, _) = fused
-                .entry(e.id)
-                .or_insert((Ranked { id: e.id, score: 0.0, bm25: None, distance: e.distance }, e.is_real));
-            r.score += rrf(plan.rrf_k, rank);
-            r.bm25 = r.bm25.or(e.bm25);
-        }
+    // Each memory on both signals: the BM25 list's cosines, the vector list's shares.
+    for e in &mut by_words {
+        e.cosine = q.cosine(e.id);
     }
-    let spatial = plan.spatial.is_some();
-    let mut out: Vec<Ranked> = fused
-        .into_values()
-        .map(|(mut r, real)| {
-            if real {
-                r.score *= REAL_WORLD_BOOST;
-            }
-            r
-        })
-        .collect();
-    out.sort_by(|a, b| quality(b, a, spatial));
+    let ids: Vec<i64> = by_vector.iter().map(|e| e.id).collect();
+    for (e, share) in by_vector.iter_mut().zip(index.shares(plan.collection, &plan.words, &ids)) {
+        e.lexical = (share > 0.0).then_some(share);
+    }
+    let mut fused: HashMap<i64, Ranked> = HashMap::new();
+    for e in by_words.into_iter().chain(by_vector) {
+        if fused.contains_key(&e.id) {
+            continue;
+        }
+        let Some(r) = q.relevance(e.lexical.unwrap_or(0.0), e.cosine, e.is_real) else { continue };
+        let hit = Ranked { id: e.id, score: r.score, lexical: r.lexical, cosine: r.cosine, distance: e.distance, matched: true };
+        fused.insert(e.id, hit);
+    }
+    let mut out: Vec<Ranked> = fused.into_values().collect();
+    out.sort_by(|a, b| quality(b, a, false));
     out.truncate(plan.n);
     normalise(&mut out);
+    constrained::fill_newest(conn, plan, &mut out)?;
     Ok((out, mode))
 }
 
-/// Memories nearest to `query` that pass the filters, nearest first, at most
-/// `depth`. Asks for more neighbours while filters reject too many; each memory
-/// is looked up and filtered once, however many rounds it appears in.
-fn vector_list(conn: &Connection, near: &Nearest, plan: &Plan, query: &[f32], depth: usize) -> Result<Vec<Entry>> {
+/// Memories nearest to the query that pass the filters and are above the
+/// model's cosine floor, nearest first, at most `depth`. Asks for more
+/// neighbours while filters reject too many; each memory is looked up and
+/// filtered once, however many rounds it appears in.
+fn vector_list(conn: &Connection, plan: &Plan, q: &Query, depth: usize) -> Result<Vec<Entry>> {
     let mut lookup = Lookup::new(conn, plan)?;
     let mut seen: HashMap<i64, bool> = HashMap::new();
     // Without a context filter, spatial radius or session condition nearly every
     // neighbour is accepted; with one, start wider than a second round would.
-    let selective = plan.filter.is_some() || plan.spatial.is_some() || plan.session_id.is_some() || plan.exclude_session.is_some();
+    let selective = plan.filter.is_some() || plan.session_id.is_some() || plan.exclude_session.is_some();
     let mut k = if selective { depth * 4 } else { depth + depth / 4 };
     loop {
-        let found = near.knn(query, k)?;
+        let found = q.near.knn(q.vector, k)?;
         let exhausted = found.len() < k;
         let mut out = Vec::with_capacity(depth);
-        for (_, id) in found {
+        for (cosine, id) in found {
+            if !fusion::above_floor(&q.fusion, cosine as f64) {
+                return Ok(out); // nearest first: the rest are below the floor too
+            }
             if seen.get(&id) == Some(&false) {
                 continue;
             }
-            if let Some(e) = lookup.get(id, None)?.and_then(|c| accept(plan, c)) {
+            if let Some(e) = lookup.get(id, None)?.and_then(|c| accept(plan, c, Some(cosine as f64))) {
                 seen.insert(id, true);
                 out.push(e);
                 if out.len() == depth {

@@ -123,45 +123,58 @@ impl TextIndex {
     }
 
     /// Memory ids of `collection` matching any of `words`, best BM25 score first
-    /// (ties: newest first), with their scores.
+    /// (ties: newest first), with their scores, and the query's BM25 ceiling.
     pub fn rank(&self, collection: &str, words: &[String]) -> Ranking {
         let inner = self.inner.read();
-        let Some(&coll) = inner.collections.get(collection) else { return Ranking::default() };
-        if inner.live == 0 {
-            return Ranking::default();
-        }
-        let n = inner.live as f32;
-        let avg_len = (inner.total_len as f32 / n).max(1.0);
+        let Some(coll) = inner.stats(collection) else { return Ranking::default() };
         let mut acc = vec![0f32; inner.docs.len()];
         let mut touched: Vec<u32> = Vec::new();
-        let mut seen_terms = Vec::new();
-        for w in words {
-            let Some(&t) = inner.term_ids.get(&term(w)) else { continue };
-            if seen_terms.contains(&t) {
-                continue;
-            }
-            seen_terms.push(t);
-            let list = &inner.postings[t as usize];
-            let df = inner.df[t as usize] as f32;
-            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-            for &(d, tf) in list {
+        let mut ceiling = 0.0;
+        for (t, idf) in inner.query_terms(words) {
+            ceiling += (idf * (K1 + 1.0)) as f64;
+            for &(d, tf) in &inner.postings[t as usize] {
                 let doc = &inner.docs[d as usize];
-                if !doc.live || doc.collection != coll {
+                if !doc.live || doc.collection != coll.0 {
                     continue;
                 }
-                let tf = tf as f32;
-                let norm = tf + K1 * (1.0 - B + B * doc.len as f32 / avg_len);
                 if acc[d as usize] == 0.0 {
                     touched.push(d);
                 }
-                acc[d as usize] += idf * tf * (K1 + 1.0) / norm;
+                acc[d as usize] += inner.weight(idf, tf, doc, coll.1);
             }
         }
         Ranking {
             items: touched.into_iter().map(|d| (inner.docs[d as usize].id, acc[d as usize] as f64)).collect(),
             sorted: 0,
             next: 0,
+            ceiling,
         }
+    }
+
+    /// The share of the query's BM25 ceiling that [`rank`](Self::rank) gives each
+    /// of `ids` for `words` (0 for a memory that holds none of them, or is not in
+    /// the index), without scoring every match: for the few memories a hybrid or
+    /// spatial recall finds by other means.
+    pub fn shares(&self, collection: &str, words: &[String], ids: &[i64]) -> Vec<f64> {
+        let inner = self.inner.read();
+        let Some(coll) = inner.stats(collection) else { return vec![0.0; ids.len()] };
+        let terms: Vec<(u32, f32)> = inner.query_terms(words).collect();
+        let ceiling: f64 = terms.iter().map(|&(_, idf)| (idf * (K1 + 1.0)) as f64).sum();
+        ids.iter()
+            .map(|id| {
+                let Some(doc) = inner.by_id.get(id).map(|&d| &inner.docs[d as usize]) else { return 0.0 };
+                if !doc.live || doc.collection != coll.0 {
+                    return 0.0;
+                }
+                let mut s = 0f32;
+                for &(t, idf) in &terms {
+                    if let Ok(i) = doc.terms.binary_search_by_key(&t, |x| x.0) {
+                        s += inner.weight(idf, doc.terms[i].1, doc, coll.1);
+                    }
+                }
+                if s > 0.0 { s as f64 / ceiling } else { 0.0 }
+            })
+            .collect()
     }
 
     /// The `rev` the index was last synced to (`None` before the first sync).
@@ -237,6 +250,16 @@ pub struct Ranking {
     /// `items[..sorted]` is in final order.
     sorted: usize,
     next: usize,
+    ceiling: f64,
+}
+
+impl Ranking {
+    /// The highest score a memory could reach for this query: Σ idf·(k1 + 1) over
+    /// its distinct indexed words (BM25's term frequency part stays below k1 + 1).
+    /// `score / ceiling` is the share of the query a memory holds, in [0, 1).
+    pub fn ceiling(&self) -> f64 {
+        self.ceiling
+    }
 }
 
 fn better(a: &(i64, f64), b: &(i64, f64)) -> std::cmp::Ordering {
@@ -264,6 +287,33 @@ impl Iterator for Ranking {
 }
 
 impl Inner {
+    /// The collection's number and the average document length, if it has live documents.
+    fn stats(&self, collection: &str) -> Option<(u32, f32)> {
+        let &coll = self.collections.get(collection)?;
+        (self.live > 0).then(|| (coll, (self.total_len as f32 / self.live as f32).max(1.0)))
+    }
+
+    /// The distinct indexed terms of `words` with their idf.
+    fn query_terms<'a>(&'a self, words: &'a [String]) -> impl Iterator<Item = (u32, f32)> + 'a {
+        let n = self.live as f32;
+        let mut seen: Vec<u32> = Vec::new();
+        words.iter().filter_map(move |w| {
+            let t = *self.term_ids.get(&term(w))?;
+            if seen.contains(&t) {
+                return None;
+            }
+            seen.push(t);
+            let df = self.df[t as usize] as f32;
+            Some((t, (1.0 + (n - df + 0.5) / (df + 0.5)).ln()))
+        })
+    }
+
+    /// BM25 weight of a term with `idf` occurring `tf` times in `doc`.
+    fn weight(&self, idf: f32, tf: u16, doc: &Doc, avg_len: f32) -> f32 {
+        let tf = tf as f32;
+        idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * doc.len as f32 / avg_len))
+    }
+
     fn add(&mut self, id: i64, collection: &str, content: &str, dedup_len: i32) {
         let mut counts: HashMap<u32, u16> = HashMap::new();
         let mut len = 0u32;
@@ -368,7 +418,7 @@ mod tests {
         let items: Vec<(i64, f64)> = (0..1000).map(|i| (i, ((i * 7919) % 101) as f64)).collect();
         let mut expect = items.clone();
         expect.sort_by(better);
-        let got: Vec<(i64, f64)> = Ranking { items, sorted: 0, next: 0 }.collect();
+        let got: Vec<(i64, f64)> = Ranking { items, sorted: 0, next: 0, ceiling: 0.0 }.collect();
         assert_eq!(got, expect);
     }
 

@@ -9,12 +9,20 @@
 //! Filters are exact: candidates are consumed in rank order until no later
 //! candidate could still enter the top-k (a later one scores at most
 //! `1.5/(k + rank + 1)`), so when at least n memories match the query and every
-//! filter, n are returned — there is no fixed over-fetch that runs dry. With
-//! spatial_sort every matching memory is examined and the n nearest are returned
-//! (relevance breaks distance ties), so its cost grows with the number of matches.
+//! filter, n are returned — there is no fixed over-fetch that runs dry.
+//!
+//! Constraints (context_filter, session, spatial_sort) hold over *all* memories,
+//! not only those that match the query ([`constrained`]): a constrained recall
+//! returns min(n, memories satisfying them) — the query's matches first, then
+//! the newest other memories that satisfy them; with spatial_sort the n nearest
+//! of all that satisfy them (relevance breaks distance ties). Each hit says
+//! whether it matched the query. Hybrid recall fuses BM25 with cosines as
+//! [`fusion`] describes.
 
 pub mod candidates;
+pub mod constrained;
 pub mod filter;
+pub mod fusion;
 pub mod hybrid;
 pub mod index;
 pub mod quant;
@@ -53,9 +61,13 @@ pub struct Plan<'a> {
 pub struct Ranked {
     pub id: i64,
     pub score: f64,
-    /// Raw BM25 score (higher is better), for fusion and absolute floors.
-    pub bm25: Option<f64>,
+    /// Share of the query's BM25 weight the memory holds (see `index::Ranking::ceiling`).
+    pub lexical: Option<f64>,
+    /// Cosine to the query's vector (hybrid recall).
+    pub cosine: Option<f64>,
     pub distance: Option<f64>,
+    /// Whether the memory matched the query (else it only satisfies the constraints).
+    pub matched: bool,
 }
 
 /// RRF contribution of a 0-based rank.
@@ -90,22 +102,41 @@ impl Plan<'_> {
     pub fn needs_context(&self) -> bool {
         self.filter.is_some() || self.spatial.is_some()
     }
+
+    /// Whether the recall has constraints that hold over all memories: then it
+    /// returns min(n, memories satisfying them), matches of the query first.
+    pub fn constrained(&self) -> bool {
+        self.filter.is_some() || self.spatial.is_some() || self.session_id.is_some()
+    }
 }
 
-/// Runs the plan; results best first, scores normalised to a maximum of 1.0.
+/// Runs the plan with BM25 alone; results best first (nearest first with
+/// spatial_sort), scores normalised to a maximum of 1.0.
 pub fn run(conn: &Connection, index: &index::TextIndex, plan: &Plan) -> Result<(Vec<Ranked>, SearchMode)> {
-    let spatial = plan.spatial.is_some();
+    if plan.spatial.is_some() {
+        if plan.words.is_empty() {
+            let out = constrained::nearest(conn, plan, |_, _| Ok(Some(constrained::Relevance::listed())))?;
+            return Ok((out, SearchMode::Scan));
+        }
+        index.sync(conn)?;
+        let out = constrained::nearest(conn, plan, |id, is_real| {
+            let share = index.shares(plan.collection, &plan.words, &[id])[0];
+            Ok((share > 0.0).then(|| constrained::Relevance::lexical(share, is_real)))
+        })?;
+        return Ok((out, SearchMode::Bm25Only));
+    }
     let mut kept: BinaryHeap<Worst> = BinaryHeap::with_capacity(plan.n + 1);
     let mut rank = 0usize;
     let mode = candidates::for_each(conn, index, plan, |c| {
         let base = rrf(plan.rrf_k, rank);
         rank += 1;
-        if !spatial && kept.len() == plan.n && kept.peek().is_some_and(|w| w.0.score >= base * REAL_WORLD_BOOST) {
+        if kept.len() == plan.n && kept.peek().is_some_and(|w| w.0.score >= base * REAL_WORLD_BOOST) {
             return Ok(false); // no later candidate can enter the top n
         }
         let Some(distance) = admit(plan, &c) else { return Ok(true) };
         let score = if c.is_real { base * REAL_WORLD_BOOST } else { base };
-        kept.push(Worst(Ranked { id: c.id, score, bm25: c.bm25, distance }, spatial));
+        let hit = Ranked { id: c.id, score, lexical: c.lexical, cosine: None, distance, matched: true };
+        kept.push(Worst(hit, false));
         if kept.len() > plan.n {
             kept.pop();
         }
@@ -113,6 +144,9 @@ pub fn run(conn: &Connection, index: &index::TextIndex, plan: &Plan) -> Result<(
     })?;
     let mut out: Vec<Ranked> = kept.into_sorted_vec().into_iter().map(|w| w.0).collect();
     normalise(&mut out);
+    if mode != SearchMode::Scan {
+        constrained::fill_newest(conn, plan, &mut out)?;
+    }
     Ok((out, mode))
 }
 
@@ -134,7 +168,7 @@ pub(crate) fn admit(plan: &Plan, c: &candidates::Candidate) -> Option<Option<f64
 }
 
 /// Scales scores so the best is 1.0.
-fn normalise(out: &mut [Ranked]) {
+pub(crate) fn normalise(out: &mut [Ranked]) {
     let max = out.iter().map(|r| r.score).fold(0.0, f64::max);
     if max > 0.0 {
         out.iter_mut().for_each(|r| r.score /= max);
@@ -154,7 +188,7 @@ fn quality(a: &Ranked, b: &Ranked, spatial: bool) -> Ordering {
 
 /// Heap entry ordered so the heap's top is the *worst* kept result, and a sorted
 /// vector of them runs best first.
-struct Worst(Ranked, bool);
+pub(crate) struct Worst(pub Ranked, pub bool);
 impl PartialEq for Worst {
     fn eq(&self, o: &Self) -> bool {
         self.cmp(o) == Ordering::Equal

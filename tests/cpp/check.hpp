@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -67,6 +68,42 @@ inline robotmem::OpenOptions test_options(const std::string& path) {
     auto o = robotmem::OpenOptions::file(path);
     o.durability = robotmem::Durability::Normal;
     return o;
+}
+
+struct ModelPaths {
+    std::string dir;
+    std::string runtime;
+};
+
+/// The model of ROBOTMEM_TEST_MODEL_DIR / ROBOTMEM_TEST_ORT_LIBRARY for the part
+/// of a test named `what`, or nullopt (SKIPPED loudly; a failure when
+/// ROBOTMEM_REQUIRE_MODEL=1 unless ROBOTMEM_TEST_NO_MODEL says why it is left out).
+inline std::optional<ModelPaths> model_paths(const char* what) {
+    const auto env = [](const char* name) {
+        const char* v = std::getenv(name);
+        return std::string(v ? v : "");
+    };
+    const std::string dir = env("ROBOTMEM_TEST_MODEL_DIR"), runtime = env("ROBOTMEM_TEST_ORT_LIBRARY");
+    const std::string off = env("ROBOTMEM_TEST_NO_MODEL");
+    std::string why;
+    bool required = env("ROBOTMEM_REQUIRE_MODEL") == "1";
+    namespace fs = std::filesystem;
+    if (!off.empty()) {
+        why = off;
+        required = false;
+    } else if (dir.empty() || runtime.empty()) {
+        why = "ROBOTMEM_TEST_MODEL_DIR / ROBOTMEM_TEST_ORT_LIBRARY are not set";
+    } else if (!fs::is_regular_file(fs::path(dir) / "model.onnx") || !fs::is_regular_file(fs::path(dir) / "tokenizer.json")) {
+        why = "no model in " + dir + " (run scripts/fetch-model.sh)";
+    } else if (!fs::is_regular_file(runtime)) {
+        why = "no ONNX Runtime library " + runtime + " (run scripts/fetch-model.sh)";
+    } else {
+        return ModelPaths{dir, runtime};
+    }
+    std::printf("SKIPPED %s: %s\n", what, why.c_str());
+    std::fprintf(stderr, "SKIPPED %s: %s\n", what, why.c_str());
+    if (required) fail(__FILE__, __LINE__, "the model is required (ROBOTMEM_REQUIRE_MODEL=1): " + why);
+    return std::nullopt;
 }
 
 }  // namespace check

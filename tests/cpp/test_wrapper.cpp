@@ -668,45 +668,10 @@ void test_move_semantics(const std::string& path) {
 
 // --- embeddings ----------------------------------------------------------------
 
-struct ModelPaths {
-    std::string dir;
-    std::string runtime;
-};
-
-// The model for the hybrid part, or nullopt (skipped loudly; a failure when
-// ROBOTMEM_REQUIRE_MODEL=1 unless ROBOTMEM_TEST_NO_MODEL says why it is left out).
-std::optional<ModelPaths> model_paths() {
-    const auto env = [](const char* name) {
-        const char* v = std::getenv(name);
-        return std::string(v ? v : "");
-    };
-    const std::string dir = env("ROBOTMEM_TEST_MODEL_DIR"), runtime = env("ROBOTMEM_TEST_ORT_LIBRARY");
-    const std::string off = env("ROBOTMEM_TEST_NO_MODEL");
-    std::string why;
-    bool required = env("ROBOTMEM_REQUIRE_MODEL") == "1";
-    namespace fs = std::filesystem;
-    if (!off.empty()) {
-        why = off;
-        required = false;
-    } else if (dir.empty() || runtime.empty()) {
-        why = "ROBOTMEM_TEST_MODEL_DIR / ROBOTMEM_TEST_ORT_LIBRARY are not set";
-    } else if (!fs::is_regular_file(fs::path(dir) / "model.onnx") || !fs::is_regular_file(fs::path(dir) / "tokenizer.json")) {
-        why = "no model in " + dir + " (run scripts/fetch-model.sh)";
-    } else if (!fs::is_regular_file(runtime)) {
-        why = "no ONNX Runtime library " + runtime + " (run scripts/fetch-model.sh)";
-    } else {
-        return ModelPaths{dir, runtime};
-    }
-    std::printf("SKIPPED cpp.test_wrapper hybrid recall: %s\n", why.c_str());
-    std::fprintf(stderr, "SKIPPED cpp.test_wrapper hybrid recall: %s\n", why.c_str());
-    if (required) check::fail(__FILE__, __LINE__, "the model is required (ROBOTMEM_REQUIRE_MODEL=1): " + why);
-    return std::nullopt;
-}
-
 // Embedding options are range-checked and reach the library. Runs before any
 // handle loads ONNX Runtime in this process (one runtime per process: once one is
 // loaded, a missing ort_library is no longer looked at).
-void test_embedding_options(const check::TempDir& dir, const std::optional<ModelPaths>& model) {
+void test_embedding_options(const check::TempDir& dir, const std::optional<check::ModelPaths>& model) {
     auto o = check::test_options(dir.file("options.db"));
     o.embed_threads = 0;
     CHECK_THROWS(Db::open(o), Status::InvalidArgument, "embed_threads");
@@ -822,7 +787,7 @@ void test_embeddings_off(const check::TempDir& dir) {
 }
 
 // With the model: hybrid recall of a paraphrase, batch vectors, reembed.
-void test_hybrid(const check::TempDir& dir, const ModelPaths& model) {
+void test_hybrid(const check::TempDir& dir, const check::ModelPaths& model) {
     auto o = check::test_options(dir.file("hybrid.db"));
     o.model_dir = model.dir;
     o.ort_library = model.runtime;
@@ -914,7 +879,7 @@ int main() {
     }
     test_move_semantics(dir.file("api.db"));
     test_full(dir);
-    const auto model = model_paths();
+    const auto model = check::model_paths("cpp.test_wrapper hybrid recall");
     test_embedding_options(dir, model);  // before test_hybrid loads ONNX Runtime
     test_embeddings_off(dir);
     if (model) test_hybrid(dir, *model);

@@ -102,7 +102,7 @@ TEST(RobotmemMsgs, FieldLists) {
             (V{"id", "collection", "session_id", "memory_type", "content", "human_summary", "category",
                "confidence", "status", "superseded_by", "context", "params_json", "spatial_json", "robot_json",
                "task_json", "perception_type", "perception_data", "perception_metadata", "access_count",
-               "created_at", "updated_at", "last_accessed", "score", "has_distance", "distance"}));
+               "created_at", "updated_at", "last_accessed", "score", "has_distance", "distance", "matched"}));
   EXPECT_EQ(fields<msg::PerceptionData>(),
             (V{"stamp", "source_id", "seq", "description", "perception_type", "data", "metadata", "context",
                "collection", "session_id", "tags"}));
@@ -118,7 +118,7 @@ TEST(RobotmemMsgs, FieldLists) {
   EXPECT_EQ(fields<srv::Recall::Request>(),
             (V{"query", "collection", "n", "has_min_confidence", "min_confidence", "session_id", "context_filter",
                "spatial_sort"}));
-  EXPECT_EQ(fields<srv::Recall::Response>(), (V{"status", "error", "memories", "mode", "query_ms"}));
+  EXPECT_EQ(fields<srv::Recall::Response>(), (V{"status", "error", "memories", "mode", "query_vector", "query_ms"}));
   EXPECT_EQ(fields<srv::SavePerception::Request>(), V{"perception"});
   EXPECT_EQ(fields<srv::SavePerception::Response>(),
             (V{"status", "error", "memory_id", "duplicate", "dup_method", "perception_type", "collection",

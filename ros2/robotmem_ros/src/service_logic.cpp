@@ -101,6 +101,7 @@ void to_msg(const robotmem::Memory & m, msg::Memory & out)
   out.score = 0.0;
   out.has_distance = false;
   out.distance = 0.0;
+  out.matched = false;
 }
 
 void to_msg(const robotmem::Hit & hit, msg::Memory & out)
@@ -109,6 +110,7 @@ void to_msg(const robotmem::Hit & hit, msg::Memory & out)
   out.score = hit.score;
   out.has_distance = hit.distance.has_value();
   out.distance = hit.distance.value_or(0.0);
+  out.matched = hit.matched;
 }
 
 void handle_learn(const robotmem::Db & db, const srv::Learn::Request & req, srv::Learn::Response & resp)
@@ -159,6 +161,7 @@ void handle_recall(const robotmem::Db & db, const srv::Recall::Request & req, sr
     to_msg(r->hits[i], resp.memories[i]);
   }
   resp.mode = static_cast<std::int32_t>(r->mode);
+  resp.query_vector = static_cast<std::int32_t>(r->query_vector);
   resp.query_ms = r->query_ms;
 }
 

@@ -173,8 +173,10 @@ TEST(Services, LearnRecallRoundTrip)
   EXPECT_TRUE(m.perception_data.empty());
   EXPECT_DOUBLE_EQ(m.score, 1.0);
   EXPECT_FALSE(m.has_distance);
+  EXPECT_TRUE(m.matched);
   EXPECT_FALSE(m.created_at.empty());
   EXPECT_EQ(rs.mode, srv::Recall::Response::MODE_BM25_ONLY);
+  EXPECT_EQ(rs.query_vector, srv::Recall::Response::QUERY_VECTOR_NONE);
   EXPECT_GE(rs.query_ms, 0.0);
 
   // Spatial sort: nearest first, distances set.

@@ -90,6 +90,9 @@ inline std::vector<Hit> copy_hits(const rm_hit* hits, std::size_t n) {
         h.memory = copy_memory(hits[i].memory);
         h.score = hits[i].score;
         if (hits[i].has_distance) h.distance = hits[i].distance;
+        h.matched = hits[i].matched;
+        if (hits[i].has_lexical) h.lexical = hits[i].lexical;
+        if (hits[i].has_cosine) h.cosine = hits[i].cosine;
         v.push_back(std::move(h));
     }
     return v;
@@ -140,6 +143,7 @@ inline void copy_into(const rm_learn_batch_result& r, std::vector<LearnResult>& 
 inline void copy_into(const rm_recall_result& r, RecallResult& o) {
     o.hits = copy_hits(r.hits, r.count);
     o.mode = static_cast<SearchMode>(r.mode);
+    o.query_vector = static_cast<QueryVector>(r.query_vector);
     o.query_ms = r.query_ms;
 }
 

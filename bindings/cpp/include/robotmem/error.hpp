@@ -56,7 +56,7 @@ enum class Status : std::int32_t {
 /// outside the enum), from rm_status_str(). Never NULL, never throws. Thread-safe.
 inline const char* status_name(Status s) noexcept { return rm_status_str(static_cast<std::int32_t>(s)); }
 
-/// Version of the loaded library, e.g. "0.2.0" (rm_version(); static storage).
+/// Version of the loaded library, e.g. "0.3.0" (rm_version(); static storage).
 /// Compare with RM_VERSION_STRING, the version of the header compiled against.
 /// Never throws. Thread-safe.
 inline const char* version() noexcept { return rm_version(); }

@@ -62,10 +62,17 @@ enum class PerceptionType : std::int32_t {
 
 /// Which ranked lists produced a recall (rm_search_mode).
 enum class SearchMode : std::int32_t {
-    Hybrid = RM_MODE_HYBRID,      ///< BM25 and vector lists fused with RRF
-    Bm25Only = RM_MODE_BM25_ONLY, ///< BM25 only (no embedding model, or no vector results)
-    VecOnly = RM_MODE_VEC_ONLY,   ///< vector only (no BM25 results)
+    Hybrid = RM_MODE_HYBRID,      ///< BM25 and vector lists fused (weighted BM25 share + cosine)
+    Bm25Only = RM_MODE_BM25_ONLY, ///< BM25 only (no model, query not representable, or no neighbour above the cosine floor)
+    VecOnly = RM_MODE_VEC_ONLY,   ///< vector only (no memory holds a query word)
     Scan = RM_MODE_SCAN,          ///< no searchable word in the query: newest matching memories
+};
+
+/// What became of the query's embedding in a recall (rm_query_vector).
+enum class QueryVector : std::int32_t {
+    None = RM_QUERY_VECTOR_NONE,                       ///< no vector search (no model, model mismatch, or no letter/digit)
+    Embedded = RM_QUERY_VECTOR_EMBEDDED,               ///< the query was embedded and searched
+    Unrepresentable = RM_QUERY_VECTOR_UNREPRESENTABLE, ///< the model cannot represent the query: BM25 alone
 };
 
 /// Whether vector search works on a Db (rm_embed_state).
@@ -210,14 +217,22 @@ struct Memory {
 /// One recall result (rm_hit).
 struct Hit {
     Memory memory;
-    double score = 0.0;             ///< fused relevance; the best hit of a call is 1.0
+    double score = 0.0;             ///< fused relevance; the best hit of a call is 1.0; 0 when !matched
     std::optional<double> distance; ///< set with spatial_sort; +infinity when the memory has no usable coordinates
+    /// The memory matched the query (a shared word, or its vector above the cosine
+    /// floor). With context_filter, session_id or spatial_sort a recall also returns
+    /// memories that only satisfy those: after the matches, newest first; with
+    /// spatial_sort the nearest, whatever the query.
+    bool matched = false;
+    std::optional<double> lexical;  ///< share of the query's BM25 weight (0-1), when it holds a query word
+    std::optional<double> cosine;   ///< cosine to the query's vector (hybrid recall)
 };
 
 /// Result of Db::recall() (rm_recall_result).
 struct RecallResult : JsonRendering {
     std::vector<Hit> hits;  ///< best first (nearest first with spatial_sort)
     SearchMode mode = SearchMode::Bm25Only;
+    QueryVector query_vector = QueryVector::None;
     double query_ms = 0.0;  ///< time spent in the search
 };
 

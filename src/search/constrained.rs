@@ -1,0 +1,113 @@
+//! Constraints over all memories. A recall with context_filter, session or
+//! spatial_sort asks for memories that satisfy them; the query ranks them. So it
+//! returns min(n, memories satisfying the constraints), not only those that share
+//! a word (or a vector neighbourhood) with the query:
+//!
+//! - without spatial_sort, the query's matches first by score, then — when fewer
+//!   than n match — the newest other memories that satisfy the constraints
+//!   ([`fill_newest`]);
+//! - with spatial_sort, the n nearest of all memories that satisfy the
+//!   constraints, whatever the query's words; relevance to the query breaks
+//!   distance ties, then the newer memory first ([`nearest`]).
+//!
+//! Each result says whether it matched the query (`Ranked::matched`). Both walk
+//! the collection's active memories in SQL (newest first) and evaluate the
+//! context filter in Rust; `fill_newest` stops as soon as it has n.
+
+use std::collections::{BinaryHeap, HashSet};
+
+use rusqlite::Connection;
+
+use super::candidates;
+use super::{admit, normalise, Plan, Ranked, Worst, REAL_WORLD_BOOST};
+use crate::error::Result;
+
+/// How a memory relates to the query in a spatial recall.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Relevance {
+    pub score: f64,
+    pub lexical: Option<f64>,
+    pub cosine: Option<f64>,
+}
+
+impl Relevance {
+    /// A memory listed by a query without a searchable word (`"*"`): it matches.
+    pub fn listed() -> Relevance {
+        Relevance { score: 0.0, lexical: None, cosine: None }
+    }
+
+    /// A BM25 match holding `share` of the query's weight.
+    pub fn lexical(share: f64, is_real: bool) -> Relevance {
+        let boost = if is_real { REAL_WORLD_BOOST } else { 1.0 };
+        Relevance { score: share * boost, lexical: Some(share), cosine: None }
+    }
+}
+
+/// Appends to `hits` (the query's matches, best first) the newest memories that
+/// satisfy the plan's constraints and are not among them, until there are n.
+/// Nothing for an unconstrained plan: without constraints a recall returns
+/// matches only.
+pub fn fill_newest(conn: &Connection, plan: &Plan, hits: &mut Vec<Ranked>) -> Result<()> {
+    if !plan.constrained() || hits.len() >= plan.n {
+        return Ok(());
+    }
+    let have: HashSet<i64> = hits.iter().map(|h| h.id).collect();
+    candidates::scan(conn, plan, |c| {
+        if have.contains(&c.id) {
+            return Ok(true);
+        }
+        if let Some(distance) = admit(plan, &c) {
+            hits.push(Ranked { id: c.id, score: 0.0, lexical: None, cosine: None, distance, matched: false });
+        }
+        Ok(hits.len() < plan.n)
+    })
+}
+
+/// The n memories nearest to the plan's spatial_sort target among all that
+/// satisfy its constraints, nearest first. `relevance(id, is_real)` says how a memory
+/// relates to the query (`None`: it does not match); it is asked only for the
+/// memories that could enter the n nearest.
+pub fn nearest(
+    conn: &Connection,
+    plan: &Plan,
+    mut relevance: impl FnMut(i64, bool) -> Result<Option<Relevance>>,
+) -> Result<Vec<Ranked>> {
+    let mut kept: BinaryHeap<Worst> = BinaryHeap::with_capacity(plan.n + 1);
+    candidates::scan(conn, plan, |c| {
+        let Some(Some(distance)) = admit(plan, &c) else { return Ok(true) };
+        // Only a memory at most as far as the farthest kept one can enter (at
+        // equal distance relevance decides, so it is needed then too).
+        if kept.len() == plan.n && kept.peek().and_then(|w| w.0.distance).is_some_and(|far| distance > far) {
+            return Ok(true);
+        }
+        let r = relevance(c.id, c.is_real)?;
+        let hit = Ranked {
+            id: c.id,
+            score: r.map_or(0.0, |r| r.score),
+            lexical: r.and_then(|r| r.lexical),
+            cosine: r.and_then(|r| r.cosine),
+            distance: Some(distance),
+            matched: r.is_some(),
+        };
+        kept.push(Worst(hit, true));
+        if kept.len() > plan.n {
+            kept.pop();
+        }
+        Ok(true)
+    })?;
+    let mut out: Vec<Ranked> = kept.into_sorted_vec().into_iter().map(|w| w.0).collect();
+    normalise(&mut out);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relevance_of_a_real_world_match_is_boosted() {
+        assert_eq!(Relevance::lexical(0.4, true).score, 0.4 * REAL_WORLD_BOOST);
+        assert_eq!(Relevance::lexical(0.4, false).lexical, Some(0.4));
+        assert_eq!(Relevance::listed().lexical, None);
+    }
+}
