@@ -369,6 +369,8 @@ else
   echo "quantised: $model_dir/model.onnx"
 fi
 
+# "fusion": the hybrid settings tuned for this model on the development sets
+# (scripts/tune-fusion.py, docs/QUALITY.md); not part of the model stamp.
 # max_batch 1: the quantised model takes one activation scale per run for the
 # whole batch, so a text's vector would depend on the texts batched with it
 # (cosine down to 0.97 on the guard sentences); one text per run keeps every
@@ -382,7 +384,8 @@ write_if_changed "$model_dir/robotmem-model.json" <<EOF
   "max_tokens": $MODEL_MAX_TOKENS,
   "query_prefix": "",
   "passage_prefix": "",
-  "max_batch": 1
+  "max_batch": 1,
+  "fusion": {"lexical_weight": 0.4, "cosine_floor": 0.3, "cosine_ceiling": 1.0}
 }
 EOF
 write_if_changed "$model_dir/SOURCES.txt" <<EOF
@@ -479,7 +482,8 @@ else
   "query_prefix": "",
   "passage_prefix": "",
   "inputs": "ragged",
-  "max_batch": 1
+  "max_batch": 1,
+  "fusion": {"lexical_weight": 0.7, "cosine_floor": 0.1, "cosine_ceiling": 0.7}
 }
 EOF
   write_if_changed "$use_dir/SOURCES.txt" <<EOF

@@ -116,3 +116,12 @@ fn robot_devset_multilingual_model() {
     let Some(m) = model::multilingual("robot devset (multilingual model)") else { return };
     evaluate(&m, true);
 }
+
+/// The model named by `ROBOTMEM_DEVSETS_MODEL` (a directory under the test
+/// models), for evaluating candidates; a no-op when unset.
+#[test]
+fn robot_devset_named_model() {
+    let Ok(name) = std::env::var("ROBOTMEM_DEVSETS_MODEL") else { return };
+    let Some(m) = model::named("robot devset (named model)", &name) else { return };
+    evaluate(&m, name.contains("multilingual"));
+}

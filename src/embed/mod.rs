@@ -90,9 +90,11 @@ pub struct FusionConfig {
 }
 
 impl Default for FusionConfig {
-    /// The all-MiniLM-L6-v2 settings (docs/QUALITY.md).
+    /// The settings tuned for the default model, all-MiniLM-L6-v2 dq-int8, on the
+    /// development sets (docs/QUALITY.md, scripts/tune-fusion.py); a model without
+    /// a "fusion" entry gets them.
     fn default() -> Self {
-        FusionConfig { lexical_weight: 0.5, cosine_floor: 0.3, cosine_ceiling: 0.8 }
+        FusionConfig { lexical_weight: 0.4, cosine_floor: 0.3, cosine_ceiling: 1.0 }
     }
 }
 
