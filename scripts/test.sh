@@ -37,6 +37,9 @@ cargo test --locked
 
 echo "== Retrieval quality on real text (../shared/data; tests/devsets.rs, ignored in debug builds: 11 min there, 2 in release)"
 ROBOTMEM_REQUIRE_DEVSETS=1 cargo test --release --locked --test devsets -- --nocapture
+echo "== The same with the multilingual model (USE; docs/QUALITY.md)"
+ROBOTMEM_REQUIRE_DEVSETS=1 ROBOTMEM_DEVSETS_MODEL=use-multilingual-v3-int8 \
+  cargo test --release --locked --test devsets -- --nocapture
 
 echo "== CMake package, C and C++ tests, consumer"
 bash scripts/cmake-test.sh
