@@ -322,7 +322,8 @@ typedef struct rm_open_options {
   uint32_t busy_timeout_ms;
   // Default RM_DURABILITY_FULL.
   rm_durability durability;
-  // RRF constant k used to fuse rankings. Default 60.
+  // RRF constant k of BM25-only ranking (1/(k + rank + 1), which the real-world
+  // boost multiplies); hybrid recall fuses by score (README). Default 60.
   double rrf_k;
   // Per-day confidence decay given to new memories, 0–1. Default 0.01.
   double decay_rate;
@@ -896,14 +897,6 @@ rm_status rm_end_session(struct rm_db *db,
                          const double *outcome_score,
                          struct rm_session_summary **out);
 
-// Frees a learn result. NULL is accepted.
-void rm_learn_result_free(struct rm_learn_result *r);
-
-// JSON rendering of a learn result ({"status": "created", ...} or
-// {"status": "duplicate", ...}). Free *out_json with rm_string_free().
-rm_status rm_learn_result_json(const struct rm_learn_result *r,
-                               char **out_json);
-
 // Frees a recall result and every string it points to. NULL is accepted.
 void rm_recall_result_free(struct rm_recall_result *r);
 
@@ -912,6 +905,14 @@ void rm_recall_result_free(struct rm_recall_result *r);
 // when known, "_lexical", "_cosine", "_distance"). Free *out_json with rm_string_free().
 rm_status rm_recall_result_json(const struct rm_recall_result *r,
                                 char **out_json);
+
+// Frees a learn result. NULL is accepted.
+void rm_learn_result_free(struct rm_learn_result *r);
+
+// JSON rendering of a learn result ({"status": "created", ...} or
+// {"status": "duplicate", ...}). Free *out_json with rm_string_free().
+rm_status rm_learn_result_json(const struct rm_learn_result *r,
+                               char **out_json);
 
 // Frees a memory result. NULL is accepted.
 void rm_memory_result_free(struct rm_memory_result *r);

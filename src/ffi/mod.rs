@@ -15,6 +15,7 @@
 
 mod embedding;
 mod ops;
+mod recall;
 mod results;
 
 use std::cell::{Cell, RefCell};
@@ -31,6 +32,7 @@ use crate::{Db, Durability, OpenOptions};
 
 pub use embedding::*;
 pub use ops::*;
+pub use recall::*;
 pub use results::*;
 
 /// Status code returned by every fallible function. `RM_OK` is 0; every other
@@ -253,7 +255,8 @@ pub struct rm_open_options {
     pub busy_timeout_ms: u32,
     /// Default RM_DURABILITY_FULL.
     pub durability: rm_durability,
-    /// RRF constant k used to fuse rankings. Default 60.
+    /// RRF constant k of BM25-only ranking (1/(k + rank + 1), which the real-world
+    /// boost multiplies); hybrid recall fuses by score (README). Default 60.
     pub rrf_k: f64,
     /// Per-day confidence decay given to new memories, 0–1. Default 0.01.
     pub decay_rate: f64,

@@ -3,6 +3,7 @@
 
 use std::ffi::c_char;
 
+use super::recall::*;
 use super::results::*;
 use super::{guard, opt_str, out_ptr, req_str, rm_db, rm_status};
 use crate::error::Error;

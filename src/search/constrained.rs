@@ -14,12 +14,12 @@
 //! the collection's active memories in SQL (newest first) and evaluate the
 //! context filter in Rust; `fill_newest` stops as soon as it has n.
 
-use std::collections::{BinaryHeap, HashSet};
+use std::collections::HashSet;
 
 use rusqlite::Connection;
 
 use super::candidates;
-use super::{admit, normalise, Plan, Ranked, Worst, REAL_WORLD_BOOST};
+use super::{admit, Plan, Ranked, TopN, REAL_WORLD_BOOST};
 use crate::error::Result;
 
 /// How a memory relates to the query in a spatial recall.
@@ -72,12 +72,12 @@ pub fn nearest(
     plan: &Plan,
     mut relevance: impl FnMut(i64, bool) -> Result<Option<Relevance>>,
 ) -> Result<Vec<Ranked>> {
-    let mut kept: BinaryHeap<Worst> = BinaryHeap::with_capacity(plan.n + 1);
+    let mut kept = TopN::new(plan.n, true);
     candidates::scan(conn, plan, |c| {
         let Some(Some(distance)) = admit(plan, &c) else { return Ok(true) };
         // Only a memory at most as far as the farthest kept one can enter (at
         // equal distance relevance decides, so it is needed then too).
-        if kept.len() == plan.n && kept.peek().and_then(|w| w.0.distance).is_some_and(|far| distance > far) {
+        if kept.worst().and_then(|w| w.distance).is_some_and(|far| distance > far) {
             return Ok(true);
         }
         let r = relevance(c.id, c.is_real)?;
@@ -89,15 +89,10 @@ pub fn nearest(
             distance: Some(distance),
             matched: r.is_some(),
         };
-        kept.push(Worst(hit, true));
-        if kept.len() > plan.n {
-            kept.pop();
-        }
+        kept.push(hit);
         Ok(true)
     })?;
-    let mut out: Vec<Ranked> = kept.into_sorted_vec().into_iter().map(|w| w.0).collect();
-    normalise(&mut out);
-    Ok(out)
+    Ok(kept.into_ranked())
 }
 
 #[cfg(test)]

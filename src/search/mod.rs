@@ -125,25 +125,21 @@ pub fn run(conn: &Connection, index: &index::TextIndex, plan: &Plan) -> Result<(
         })?;
         return Ok((out, SearchMode::Bm25Only));
     }
-    let mut kept: BinaryHeap<Worst> = BinaryHeap::with_capacity(plan.n + 1);
+    let mut kept = TopN::new(plan.n, false);
     let mut rank = 0usize;
     let mode = candidates::for_each(conn, index, plan, |c| {
         let base = rrf(plan.rrf_k, rank);
         rank += 1;
-        if kept.len() == plan.n && kept.peek().is_some_and(|w| w.0.score >= base * REAL_WORLD_BOOST) {
+        if kept.worst().is_some_and(|w| w.score >= base * REAL_WORLD_BOOST) {
             return Ok(false); // no later candidate can enter the top n
         }
         let Some(distance) = admit(plan, &c) else { return Ok(true) };
         let score = if c.is_real { base * REAL_WORLD_BOOST } else { base };
         let hit = Ranked { id: c.id, score, lexical: c.lexical, cosine: None, distance, matched: true };
-        kept.push(Worst(hit, false));
-        if kept.len() > plan.n {
-            kept.pop();
-        }
+        kept.push(hit);
         Ok(true)
     })?;
-    let mut out: Vec<Ranked> = kept.into_sorted_vec().into_iter().map(|w| w.0).collect();
-    normalise(&mut out);
+    let mut out = kept.into_ranked();
     if mode != SearchMode::Scan {
         constrained::fill_newest(conn, plan, &mut out)?;
     }
@@ -186,9 +182,41 @@ fn quality(a: &Ranked, b: &Ranked, spatial: bool) -> Ordering {
     }
 }
 
+/// The best n results seen so far (nearest first with spatial_sort).
+pub(crate) struct TopN {
+    heap: BinaryHeap<Worst>,
+    n: usize,
+    spatial: bool,
+}
+
+impl TopN {
+    pub fn new(n: usize, spatial: bool) -> TopN {
+        TopN { heap: BinaryHeap::with_capacity(n + 1), n, spatial }
+    }
+
+    /// The worst kept result once n are kept (a later one must beat it to enter).
+    pub fn worst(&self) -> Option<&Ranked> {
+        self.heap.peek().filter(|_| self.heap.len() == self.n).map(|w| &w.0)
+    }
+
+    pub fn push(&mut self, r: Ranked) {
+        self.heap.push(Worst(r, self.spatial));
+        if self.heap.len() > self.n {
+            self.heap.pop();
+        }
+    }
+
+    /// Best first, scores normalised to a maximum of 1.0.
+    pub fn into_ranked(self) -> Vec<Ranked> {
+        let mut out: Vec<Ranked> = self.heap.into_sorted_vec().into_iter().map(|w| w.0).collect();
+        normalise(&mut out);
+        out
+    }
+}
+
 /// Heap entry ordered so the heap's top is the *worst* kept result, and a sorted
 /// vector of them runs best first.
-pub(crate) struct Worst(pub Ranked, pub bool);
+struct Worst(Ranked, bool);
 impl PartialEq for Worst {
     fn eq(&self, o: &Self) -> bool {
         self.cmp(o) == Ordering::Equal

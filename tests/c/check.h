@@ -121,6 +121,40 @@ static inline int64_t test_learn(rm_db *db, const char *insight, const char *con
     return id;
 }
 
+/* Learns an insight into `collection` (NULL: default) and `session` (NULL: none)
+ * that must be created; returns its id. */
+static inline int64_t test_learn_in(rm_db *db, const char *insight, const char *context, const char *collection,
+                                    const char *session) {
+    rm_learn_options o;
+    rm_learn_result *r = NULL;
+    int64_t id;
+    CHECK_OK(rm_learn_options_init(&o));
+    o.context = context;
+    o.collection = collection;
+    o.session_id = session;
+    CHECK_OK(rm_learn(db, insight, &o, &r));
+    CHECK(!r->duplicate);
+    id = r->memory_id;
+    rm_learn_result_free(r);
+    return id;
+}
+
+/* Recalls with every constraint given (NULL: none); the caller frees the result. */
+static inline rm_recall_result *test_recall_in(rm_db *db, const char *query, const char *collection, int n,
+                                               const char *filter, const char *spatial, const char *session) {
+    rm_recall_options o;
+    rm_recall_result *r = NULL;
+    CHECK_OK(rm_recall_options_init(&o));
+    o.collection = collection;
+    o.n = n;
+    o.context_filter = filter;
+    o.spatial_sort = spatial;
+    o.session_id = session;
+    CHECK_OK(rm_recall(db, query, &o, &r));
+    CHECK(r != NULL);
+    return r;
+}
+
 /* Recalls with default options but n; the caller frees the result. */
 static inline rm_recall_result *test_recall(rm_db *db, const char *query, int n) {
     rm_recall_options o;

@@ -21,29 +21,11 @@ static int has_string(const char *const *list, size_t n, const char *s) {
 
 static rm_recall_result *recall_opts(rm_db *db, const char *query, const char *collection, int n,
                                      const char *filter, const char *spatial) {
-    rm_recall_options o;
-    rm_recall_result *r = NULL;
-    CHECK_OK(rm_recall_options_init(&o));
-    o.collection = collection;
-    o.n = n;
-    o.context_filter = filter;
-    o.spatial_sort = spatial;
-    CHECK_OK(rm_recall(db, query, &o, &r));
-    return r;
+    return test_recall_in(db, query, collection, n, filter, spatial, NULL);
 }
 
 static int64_t learn_in(rm_db *db, const char *insight, const char *context, const char *collection) {
-    rm_learn_options o;
-    rm_learn_result *r = NULL;
-    int64_t id;
-    CHECK_OK(rm_learn_options_init(&o));
-    o.context = context;
-    o.collection = collection;
-    CHECK_OK(rm_learn(db, insight, &o, &r));
-    CHECK(!r->duplicate);
-    id = r->memory_id;
-    rm_learn_result_free(r);
-    return id;
+    return test_learn_in(db, insight, context, collection, NULL);
 }
 
 /* A JSON string from an rm_*_json function: an object, then freed. */

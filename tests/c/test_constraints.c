@@ -16,31 +16,12 @@ static int success[N_MEM];
 static int matches_query[N_MEM];
 
 static int64_t learn_full(rm_db *db, const char *insight, const char *context, const char *session) {
-    rm_learn_options o;
-    rm_learn_result *r = NULL;
-    int64_t id;
-    CHECK_OK(rm_learn_options_init(&o));
-    o.context = context;
-    o.collection = "yard";
-    o.session_id = session;
-    CHECK_OK(rm_learn(db, insight, &o, &r));
-    CHECK(!r->duplicate);
-    id = r->memory_id;
-    rm_learn_result_free(r);
-    return id;
+    return test_learn_in(db, insight, context, "yard", session);
 }
 
 static rm_recall_result *recall(rm_db *db, const char *query, int n, const char *filter, const char *spatial,
                                 const char *session) {
-    rm_recall_options o;
-    rm_recall_result *r = NULL;
-    CHECK_OK(rm_recall_options_init(&o));
-    o.collection = "yard";
-    o.n = n;
-    o.context_filter = filter;
-    o.spatial_sort = spatial;
-    o.session_id = session;
-    CHECK_OK(rm_recall(db, query, &o, &r));
+    rm_recall_result *r = test_recall_in(db, query, "yard", n, filter, spatial, session);
     CHECK(r->query_vector == RM_QUERY_VECTOR_NONE);
     return r;
 }

@@ -43,7 +43,7 @@ struct OpenOptions {
     std::optional<std::uint32_t> busy_timeout_ms;
     /// nullopt: Durability::Full (one fsync per commit; survives power cuts).
     std::optional<Durability> durability;
-    /// RRF constant k used to fuse rankings. nullopt: 60.
+    /// RRF constant k of BM25-only ranking; hybrid recall fuses by score (README). nullopt: 60.
     std::optional<double> rrf_k;
     /// Per-day confidence decay given to new memories, 0-1. nullopt: 0.01.
     std::optional<double> decay_rate;
