@@ -102,9 +102,11 @@ pub fn run(conn: &Connection, index: &TextIndex, plan: &Plan, q: &Query) -> Resu
         (true, false) => SearchMode::VecOnly,
         _ => SearchMode::Hybrid,
     };
-    // Each memory on both signals: the BM25 list's cosines, the vector list's shares.
+    // Each memory on both signals: the BM25 list's cosines (from the vector list
+    // when it is there too, else from the index), the vector list's shares.
+    let known: HashMap<i64, Option<f64>> = by_vector.iter().map(|e| (e.id, e.cosine)).collect();
     for e in &mut by_words {
-        e.cosine = q.cosine(e.id);
+        e.cosine = known.get(&e.id).copied().unwrap_or_else(|| q.cosine(e.id));
     }
     let ids: Vec<i64> = by_vector.iter().map(|e| e.id).collect();
     for (e, share) in by_vector.iter_mut().zip(index.shares(plan.collection, &plan.words, &ids)) {
