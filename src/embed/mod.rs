@@ -13,6 +13,7 @@
 
 pub mod onnx;
 pub mod runtime;
+pub mod unigram;
 
 use std::path::{Path, PathBuf};
 

@@ -8,7 +8,9 @@ use ort::session::{builder::GraphOptimizationLevel, Session, SessionInputValue};
 use ort::value::Tensor;
 use parking_lot::Mutex;
 use sha2::{Digest, Sha256};
-use tokenizers::{Tokenizer, TruncationParams};
+use tokenizers::TruncationParams;
+
+use super::unigram::{self, Tokenizer};
 
 use super::{normalize, pool, unavailable, Inputs, Embedder, Embedding, ModelConfig, ModelStamp, TextKind, MAX_UNKNOWN_FRACTION};
 use crate::error::Result;
@@ -40,7 +42,7 @@ impl OnnxEmbedder {
         let tok_path = dir.join("tokenizer.json");
         let tok_bytes =
             std::fs::read(&tok_path).map_err(|e| unavailable(format!("cannot read {}: {e}", tok_path.display())))?;
-        let mut tokenizer = Tokenizer::from_bytes(&tok_bytes)
+        let mut tokenizer = unigram::from_bytes(&tok_bytes)
             .map_err(|e| unavailable(format!("{} is not a usable tokenizer: {e}", tok_path.display())))?;
         tokenizer
             .with_truncation(Some(TruncationParams { max_length: cfg.max_tokens, ..Default::default() }))

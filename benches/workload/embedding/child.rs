@@ -108,7 +108,7 @@ fn open_split(a: &Args, dir: &Path) -> Value {
     let (model, read) = timed(|| std::fs::read(a.model_dir.join("model.onnx")).expect("model"));
     let (_, hash) = timed(|| sha2::Sha256::digest(&model));
     let tok_bytes = std::fs::read(a.model_dir.join("tokenizer.json")).expect("tokenizer");
-    let (_, tok) = timed(|| tokenizers::Tokenizer::from_bytes(&tok_bytes).expect("tokenizer"));
+    let (_, tok) = timed(|| embed::unigram::from_bytes(&tok_bytes).expect("tokenizer"));
     drop(model);
     let (e, load) = timed(|| embedder(a, 2, 32));
     drop(e);

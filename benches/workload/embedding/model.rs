@@ -14,9 +14,11 @@ use super::util::{embedder, english_queries, english_texts, normalise, query_tex
 use super::{section, Args, Report, QUERY_EMBED_P50_MS};
 use crate::stats::{header, Summary};
 
-pub(super) fn tokenizer(a: &Args) -> tokenizers::Tokenizer {
+/// The model's tokenizer as the engine reads it (a Unigram vocabulary held compactly).
+pub(super) fn tokenizer(a: &Args) -> embed::unigram::Tokenizer {
     let p = a.model_dir.join("tokenizer.json");
-    let mut t = tokenizers::Tokenizer::from_file(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    let bytes = std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    let mut t = embed::unigram::from_bytes(&bytes).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
     t.with_truncation(Some(tokenizers::TruncationParams {
         max_length: 256,
         ..Default::default()
@@ -30,7 +32,7 @@ pub(super) fn tokenizer(a: &Args) -> tokenizers::Tokenizer {
 pub(super) type Input = (Vec<i64>, Vec<i64>, [i64; 2]);
 
 /// One model input of `texts`.
-pub(super) fn encode(tok: &tokenizers::Tokenizer, texts: &[&str]) -> Input {
+pub(super) fn encode(tok: &embed::unigram::Tokenizer, texts: &[&str]) -> Input {
     let enc: Vec<_> = texts.iter().map(|t| tok.encode(*t, true).unwrap()).collect();
     let seq = enc.iter().map(|e| e.get_ids().len()).max().unwrap_or(1);
     let mut ids = vec![0i64; enc.len() * seq];
