@@ -5,8 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/bootstrap.sh
-ROBOTMEM_SKIP_REFERENCE=1 ROBOTMEM_SKIP_MULTILINGUAL=1 bash scripts/fetch-model.sh >/dev/null
-export ROBOTMEM_MODEL_DIR="$PWD/.cache/models/all-MiniLM-L6-v2-int8"
+ROBOTMEM_SKIP_REFERENCE=1 bash scripts/fetch-model.sh >/dev/null
+# The default model: multilingual (English, Chinese and 14 more languages).
+export ROBOTMEM_MODEL_DIR="$PWD/.cache/models/use-multilingual-v3-int8"
 export ROBOTMEM_ORT_LIBRARY="$PWD/.cache/models/onnxruntime/libonnxruntime.so"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DROBOTMEM_CARGO_TARGET_DIR="$PWD/target" >/dev/null
 cmake --build build --target quickstart -j 2

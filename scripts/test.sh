@@ -37,9 +37,11 @@ cargo test --locked
 
 echo "== Retrieval quality on real text (../shared/data; tests/devsets.rs, ignored in debug builds: 11 min there, 2 in release)"
 ROBOTMEM_REQUIRE_DEVSETS=1 cargo test --release --locked --test devsets -- --nocapture
-echo "== The same with the multilingual model (USE; docs/QUALITY.md)"
-ROBOTMEM_REQUIRE_DEVSETS=1 ROBOTMEM_DEVSETS_MODEL=use-multilingual-v3-int8 \
+echo "== The same with the English model (MiniLM, the option for English-only fleets; docs/QUALITY.md)"
+ROBOTMEM_REQUIRE_DEVSETS=1 ROBOTMEM_DEVSETS_MODEL=all-MiniLM-L6-v2-int8 \
   cargo test --release --locked --test devsets -- --nocapture
+echo "== Compact Unigram tokenizer vs tokenizers' own, over every real text (tests/unigram.rs; the debug run samples)"
+ROBOTMEM_REQUIRE_DEVSETS=1 cargo test --release --locked --test unigram -- --nocapture
 
 echo "== CMake package, C and C++ tests, consumer"
 bash scripts/cmake-test.sh

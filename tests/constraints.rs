@@ -151,7 +151,7 @@ fn constraints_hold_over_all_memories_bm25() {
 
 #[test]
 fn constraints_hold_over_all_memories_hybrid() {
-    let Some(m) = model::model("constraints (hybrid)") else { return };
+    let Some(m) = model::default_model("constraints (hybrid)") else { return };
     let dir = scratch::Scratch::new("constraints-hybrid");
     run(m.options(dir.db()), true, 150);
 }

@@ -4,7 +4,7 @@
 //! (a temporary directory, removed also when the test fails), then every question
 //! is recalled with n = 10 twice: `bm25_only` (a handle opened with
 //! `embeddings = false` on the same file) and `hybrid` (a handle with the default
-//! model, all-MiniLM-L6-v2 dq-int8, which learned the memories). Scored exactly as
+//! model, USE multilingual v3 int8, which learned the memories). Scored exactly as
 //! `../shared/data/score.py` scores by default: R@1, R@5, R@10 (share of queries
 //! with a gold memory among the first k) and MRR@10, over all queries; a memory
 //! whose text equals a gold memory's text is gold too; a learn reported as a
@@ -191,7 +191,7 @@ fn evaluate(name: &str) -> Option<(Learned, Run, Run)> {
     let path = tmp.path().join("devset.db");
     let model = match std::env::var("ROBOTMEM_DEVSETS_MODEL") {
         Ok(m) => model::named(&format!("devsets {name} (hybrid, {m})"), &m),
-        Err(_) => model::model(&format!("devsets {name} (hybrid)")),
+        Err(_) => model::default_model(&format!("devsets {name} (hybrid)")),
     };
     let learner_opts = match &model {
         Some(m) => m.options(&path),
@@ -288,10 +288,10 @@ fn squad_hybrid_not_worse_than_bm25() {
 #[cfg_attr(debug_assertions, ignore = "11 min in a debug build; CI runs it with --release (scripts/test.sh)")]
 fn cmrc_hybrid_not_worse_than_bm25() {
     let Some((learned, b, h)) = evaluate("cmrc") else { return };
-    // Chinese with the default English-vocabulary model: a text with more than 25 %
-    // unknown tokens gets no vector, so nearly every memory and query runs BM25 only
-    // (those results are BM25's); the few representable ones (mostly Latin script
-    // and digits) run hybrid.
+    // With the default, multilingual model every memory has a vector. With the
+    // English option (MiniLM) a text with more than 25 % unknown tokens gets no
+    // vector, so nearly every memory and query runs BM25 only (those results are
+    // BM25's); the few representable ones (mostly Latin script and digits) run hybrid.
     println!(
         "cmrc: {} of {} stored memories have a vector; hybrid handle modes: {}",
         learned.embedded,

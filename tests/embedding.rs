@@ -54,54 +54,84 @@ fn check_reference(m: &model::Model, reference: &str) {
 
 #[test]
 fn matches_the_python_reference() {
-    if let Some(m) = model::model("matches_the_python_reference") {
+    if let Some(m) = model::english("matches_the_python_reference") {
         check_reference(&m, "reference-embeddings.json");
     }
 }
 
 #[test]
-fn multilingual_model_matches_its_reference() {
-    if let Some(m) = model::multilingual("multilingual_model_matches_its_reference") {
+fn default_model_matches_its_reference() {
+    if let Some(m) = model::default_model("default_model_matches_its_reference") {
         check_reference(&m, "use-reference-embeddings.json");
     }
 }
 
 #[test]
 fn unknown_scripts_are_not_embedded() {
-    let Some(m) = model::model("unknown_scripts_are_not_embedded") else { return };
+    let Some(m) = model::english("unknown_scripts_are_not_embedded") else { return };
     let e = embed::load(&m.options(":memory:").embed_settings()).unwrap();
     let out = e.embed(&["the gripper slipped on the wet cup", "机械臂抓取杯子时力度应设为12牛"], TextKind::Passage).unwrap();
     assert!(matches!(out[0], Embedding::Vector(_)));
     assert_eq!(out[1], Embedding::Unrepresentable, "~80% of these characters are [UNK] for this model");
 }
 
-#[test]
-fn hybrid_recall_finds_paraphrases_and_reports_its_mode() {
-    let Some(m) = model::model("hybrid") else { return };
-    let dir = temp("hybrid");
+/// Paraphrases are found through the vector list; a Chinese query is embedded
+/// only by a model that can represent it (`multilingual`).
+fn hybrid_case(m: &model::Model, tag: &str, dim: usize, multilingual: bool) {
+    let dir = temp(tag);
     let db = Db::open(m.options(dir.db())).unwrap();
     let s = db.embedding_status().unwrap();
     assert_eq!(s.state, EmbeddingState::Ready, "{}", s.reason);
-    assert_eq!(s.dim, 384);
+    assert_eq!(s.dim, dim);
     assert_eq!(s.model, s.stored_model);
     let cup = learn(&db, "grip_force=12.5N works best for the ceramic cup because the sensor was calibrated");
     assert!(cup.has_embedding);
     learn(&db, "The battery must be charged when it falls below 20%");
     let lidar = learn(&db, "Lidar gets confused by glass walls in the lobby");
-    // No word in common with the memory: only the vector list can find it.
+    let zh = learn(&db, "激光雷达在大厅里会被玻璃墙干扰");
+    assert_eq!(zh.has_embedding, multilingual);
+    // No word in common with the memory: only the vector list can find it (and,
+    // with a multilingual model, the Chinese memory of the same fact).
     let r = recall(&db, "transparent surfaces fool the laser scanner");
-    assert_eq!(r.hits[0].memory.id, lidar.memory_id);
     assert!(matches!(r.mode, SearchMode::VecOnly | SearchMode::Hybrid), "{:?}", r.mode);
+    let top: Vec<i64> = r.hits.iter().take(2).map(|h| h.memory.id).collect();
+    if multilingual {
+        assert!(top.contains(&lidar.memory_id) && top.contains(&zh.memory_id), "{:?}", r.hits);
+    } else {
+        assert_eq!(top[0], lidar.memory_id);
+    }
     let r = recall(&db, "how hard should the gripper squeeze the ceramic mug");
     assert_eq!(r.mode, SearchMode::Hybrid);
     assert_eq!(r.hits[0].memory.id, cup.memory_id);
-    // A Chinese query is not representable by this model: BM25 only.
-    assert_eq!(recall(&db, "激光雷达").mode, SearchMode::Bm25Only);
+    let r = recall(&db, "激光雷达");
+    if multilingual {
+        // Embedded; its nearest neighbours include the English memory of the same fact.
+        assert_eq!(r.mode, SearchMode::Hybrid);
+        assert_eq!(r.query_vector, QueryVector::Embedded);
+        assert_eq!(r.hits[0].memory.id, zh.memory_id);
+        let r = recall(&db, "玻璃墙会干扰激光扫描仪");
+        assert!(r.hits.iter().take(2).any(|h| h.memory.id == lidar.memory_id), "cross-lingual: {:?}", r.hits);
+    } else {
+        // Not representable by this model: BM25 only, and the result says why.
+        assert_eq!(r.mode, SearchMode::Bm25Only);
+        assert_eq!(r.query_vector, QueryVector::Unrepresentable);
+        assert_eq!(r.hits[0].memory.id, zh.memory_id);
+    }
+}
+
+#[test]
+fn hybrid_recall_finds_paraphrases_and_reports_its_mode() {
+    if let Some(m) = model::default_model("hybrid (default model)") {
+        hybrid_case(&m, "hybrid", 512, true);
+    }
+    if let Some(m) = model::english("hybrid (English model)") {
+        hybrid_case(&m, "hybrid-en", 384, false);
+    }
 }
 
 #[test]
 fn filters_and_collections_apply_to_the_vector_list() {
-    let Some(m) = model::model("filters") else { return };
+    let Some(m) = model::default_model("filters") else { return };
     let dir = temp("filters");
     let db = Db::open(m.options(dir.db())).unwrap();
     for i in 0..60 {
@@ -133,7 +163,7 @@ fn filters_and_collections_apply_to_the_vector_list() {
 
 #[test]
 fn cosine_layer_catches_rewordings_not_different_facts() {
-    let Some(m) = model::model("cosine") else { return };
+    let Some(m) = model::default_model("cosine") else { return };
     let dir = temp("cosine");
     let db = Db::open(m.options(dir.db())).unwrap();
     let a = learn(&db, "Gripper slipped on wet cups in the lab");
@@ -170,7 +200,7 @@ fn cosine_layer_catches_rewordings_not_different_facts() {
 
 #[test]
 fn batch_learn_embeds_dedups_and_is_all_or_nothing() {
-    let Some(m) = model::model("batch") else { return };
+    let Some(m) = model::default_model("batch") else { return };
     let dir = temp("batch");
     let db = Db::open(m.options(dir.db())).unwrap();
     let texts: Vec<String> = (0..70).map(|i| format!("inspection round {i}: conveyor belt tension measured {i}.5 N")).collect();
@@ -190,7 +220,7 @@ fn batch_learn_embeds_dedups_and_is_all_or_nothing() {
 
 #[test]
 fn update_reembeds_and_forget_drops_the_vector() {
-    let Some(m) = model::model("update") else { return };
+    let Some(m) = model::default_model("update") else { return };
     let dir = temp("update");
     let db = Db::open(m.options(dir.db())).unwrap();
     let id = learn(&db, "the kitchen lights are switched off at night").memory_id;
@@ -207,7 +237,7 @@ fn update_reembeds_and_forget_drops_the_vector() {
 /// until reembed rebuilds them.
 #[test]
 fn another_models_vectors_need_a_reembed() {
-    let Some(m) = model::model("mismatch") else { return };
+    let Some(m) = model::default_model("mismatch") else { return };
     let dir = temp("mismatch");
     let path = dir.db();
     {

@@ -22,7 +22,7 @@ const CHILD: &str = "RM_NO_NETWORK_CHILD";
 #[test]
 fn child_uses_the_model_and_waits() {
     let Some(dir) = std::env::var_os(CHILD) else { return };
-    let m = model::model("no_network").expect("model (checked by the parent)");
+    let m = model::default_model("no_network").expect("model (checked by the parent)");
     let db = Db::open(m.options(Path::new(&dir).join("m.db"))).unwrap();
     let learned = db.learn(&LearnRequest { insight: "the gripper slipped on the wet cup", ..Default::default() }).unwrap();
     assert!(learned.has_embedding, "the model is loaded");
@@ -35,7 +35,7 @@ fn child_uses_the_model_and_waits() {
 
 #[test]
 fn open_learn_recall_with_the_model_make_no_network_call() {
-    if std::env::var_os(CHILD).is_some() || model::model("open_learn_recall_with_the_model_make_no_network_call").is_none() {
+    if std::env::var_os(CHILD).is_some() || model::default_model("open_learn_recall_with_the_model_make_no_network_call").is_none() {
         return;
     }
     let strace_ok = Command::new("strace").arg("-V").output().is_ok_and(|o| o.status.success());

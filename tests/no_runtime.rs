@@ -10,7 +10,7 @@ use robotmem::*;
 
 #[test]
 fn without_runtime_bm25_only_then_reembed() {
-    let Some(m) = model::model("without_runtime_bm25_only_then_reembed") else { return };
+    let Some(m) = model::default_model("without_runtime_bm25_only_then_reembed") else { return };
     let dir = scratch::Scratch::new("noort");
     let path = dir.db();
     let mut o = m.options(&path);

@@ -106,14 +106,14 @@ fn evaluate(m: &model::Model, multilingual: bool) {
 }
 
 #[test]
-fn robot_devset_default_model() {
-    let Some(m) = model::model("robot devset (default model)") else { return };
+fn robot_devset_english_model() {
+    let Some(m) = model::english("robot devset (English model)") else { return };
     evaluate(&m, false);
 }
 
 #[test]
-fn robot_devset_multilingual_model() {
-    let Some(m) = model::multilingual("robot devset (multilingual model)") else { return };
+fn robot_devset_default_model() {
+    let Some(m) = model::default_model("robot devset (default model, multilingual)") else { return };
     evaluate(&m, true);
 }
 
@@ -123,5 +123,5 @@ fn robot_devset_multilingual_model() {
 fn robot_devset_named_model() {
     let Ok(name) = std::env::var("ROBOTMEM_DEVSETS_MODEL") else { return };
     let Some(m) = model::named("robot devset (named model)", &name) else { return };
-    evaluate(&m, name.contains("multilingual"));
+    evaluate(&m, name.contains("multilingual") || name.contains("e5"));
 }

@@ -70,7 +70,7 @@ const QUERIES: [&str; 5] = [
 
 #[test]
 fn index_ranks_as_sqlite_vec_and_follows_other_handles() {
-    let Some(m) = model::model("vindex") else { return };
+    let Some(m) = model::default_model("vindex") else { return };
     let dir = temp("same");
     let path = dir.db();
     let opts = m.options(&path);
@@ -110,7 +110,7 @@ fn index_ranks_as_sqlite_vec_and_follows_other_handles() {
 
 #[test]
 fn handles_on_one_file_recall_each_others_memories() {
-    let Some(m) = model::model("vindex-handles") else { return };
+    let Some(m) = model::default_model("vindex-handles") else { return };
     let dir = temp("handles");
     let path = dir.db();
     let a = Db::open(m.options(&path)).unwrap();
@@ -129,7 +129,7 @@ fn handles_on_one_file_recall_each_others_memories() {
 
 #[test]
 fn a_batch_dedups_against_its_own_earlier_items() {
-    let Some(m) = model::model("vindex-batch") else { return };
+    let Some(m) = model::default_model("vindex-batch") else { return };
     let dir = temp("batch");
     let db = Db::open(m.options(dir.db())).unwrap();
     learn_all(&db, &corpus());
@@ -147,7 +147,7 @@ fn a_batch_dedups_against_its_own_earlier_items() {
 /// must not keep their vectors: the next memories reuse the same ids and revs.
 #[test]
 fn a_rolled_back_batch_leaves_no_vectors_behind() {
-    let Some(m) = model::model("vindex-rollback") else { return };
+    let Some(m) = model::default_model("vindex-rollback") else { return };
     let dir = temp("rollback");
     let path = dir.db();
     let a = Db::open(m.options(&path)).unwrap();

@@ -91,9 +91,9 @@ pub struct FusionConfig {
 }
 
 impl Default for FusionConfig {
-    /// The settings tuned for the default model, all-MiniLM-L6-v2 dq-int8, on the
+    /// The settings tuned for all-MiniLM-L6-v2 dq-int8 (the English option) on the
     /// development sets (docs/QUALITY.md, scripts/tune-fusion.py); a model without
-    /// a "fusion" entry gets them.
+    /// a "fusion" entry gets them (the default USE model has its own).
     fn default() -> Self {
         FusionConfig { lexical_weight: 0.4, cosine_floor: 0.3, cosine_ceiling: 1.0 }
     }

@@ -22,6 +22,10 @@
 
 static const char *model_dir;
 static const char *ort_library;
+/* --multilingual: the default model (USE, 512-d), which represents Chinese;
+ * otherwise the English model (MiniLM, 384-d), which does not. */
+static int multilingual;
+static int want_dim = 384;
 /* A handle on the same file without embeddings: counts the active memories with a
  * scan ("*"), independent of the model handle under test. */
 static rm_db *counter;
@@ -108,7 +112,7 @@ static void check_first(const rm_recall_result *r, const char *query, int64_t id
 
 /* --- model loaded ----------------------------------------------------------- */
 
-/* A fresh handle with the model: ready, 384-d, no reason; JSON rendering. */
+/* A fresh handle with the model: ready, the model's dimension, no reason; JSON rendering. */
 static void test_status_ready(rm_db *db) {
     rm_embedding_info *s = status_of(db);
     char *json = NULL;
@@ -116,10 +120,14 @@ static void test_status_ready(rm_db *db) {
         fprintf(stderr, "state %d, reason \"%s\"\n", (int)s->state, s->reason);
         exit(1);
     }
-    CHECK(s->dim == 384);
+    CHECK(s->dim == (size_t)want_dim);
     CHECK(s->kernel[0] != '\0');
     CHECK_STREQ(s->reason, "");
-    CHECK(s->model != NULL && contains(s->model, "/384/")); /* "name/dim/hash" */
+    {
+        char dim[16];
+        snprintf(dim, sizeof dim, "/%d/", want_dim);
+        CHECK(s->model != NULL && contains(s->model, dim)); /* "name/dim/hash" */
+    }
     CHECK(s->pending == 0);
     CHECK_OK(rm_embedding_info_json(s, &json));
     CHECK(json != NULL && json[0] == '{' && contains(json, "\"state\"") && contains(json, "ready"));
@@ -138,8 +146,9 @@ static int64_t test_learn_and_recall(rm_db *db) {
     CHECK(learn_new(db, "The battery must be charged when it falls below 20%", NULL));
     CHECK(learn_new(db, LIDAR, &lidar));
     CHECK(learn_new(db, "The charging dock is behind the kitchen door", NULL));
-    /* The English-only model cannot represent Chinese: no vector, BM25 finds it. */
-    CHECK(!learn_new(db, "机械臂抓取杯子时力度应设为12牛", &zh));
+    /* The English model cannot represent Chinese: no vector, BM25 finds it. The
+     * default, multilingual model embeds it. */
+    CHECK(learn_new(db, "机械臂抓取杯子时力度应设为12牛", &zh) == (multilingual != 0));
 
     r = recall(db, PARAPHRASE);
     check_first(r, PARAPHRASE, lidar);
@@ -158,7 +167,13 @@ static int64_t test_learn_and_recall(rm_db *db) {
 
     r = recall(db, "杯子");
     CHECK(test_has_id(r, zh));
-    check_mode(r, "杯子", RM_MODE_BM25_ONLY, RM_MODE_BM25_ONLY); /* no query vector */
+    if (multilingual) {
+        check_mode(r, "杯子", RM_MODE_HYBRID, RM_MODE_HYBRID);
+        CHECK(r->query_vector == RM_QUERY_VECTOR_EMBEDDED);
+    } else {
+        check_mode(r, "杯子", RM_MODE_BM25_ONLY, RM_MODE_BM25_ONLY); /* no query vector */
+        CHECK(r->query_vector == RM_QUERY_VECTOR_UNREPRESENTABLE);
+    }
     rm_recall_result_free(r);
 
     /* The file now holds this model's vectors; nothing waits for one (the Chinese
@@ -499,10 +514,12 @@ int main(int argc, char **argv) {
     const char *require = getenv("ROBOTMEM_REQUIRE_MODEL");
     int no_runtime = argc == 4 && strcmp(argv[3], "--no-runtime") == 0;
     char why[1200];
-    if (!(argc == 3 || no_runtime) || !argv[1][0] || !argv[2][0]) {
-        fprintf(stderr, "usage: %s MODEL_DIR ORT_LIBRARY [--no-runtime]\n", argv[0]);
+    multilingual = argc == 4 && strcmp(argv[3], "--multilingual") == 0;
+    if (!(argc == 3 || no_runtime || multilingual) || !argv[1][0] || !argv[2][0]) {
+        fprintf(stderr, "usage: %s MODEL_DIR ORT_LIBRARY [--no-runtime | --multilingual]\n", argv[0]);
         return 2;
     }
+    if (multilingual) want_dim = 512;
     model_dir = argv[1];
     ort_library = argv[2];
     missing_files(why, sizeof why);
