@@ -1,7 +1,9 @@
 //! The command-line surface: one subcommand per library call, the same options
 //! as the C API (`rm_open_options`, `rm_recall_request`, ...).
 
+mod browse;
 mod human;
+mod transfer;
 
 use std::path::PathBuf;
 
@@ -102,6 +104,18 @@ enum Command {
     },
     /// Embedding state: model, stored vectors, memories waiting for a vector.
     Status,
+    /// List memories, newest first, with filters (paginated).
+    List(browse::ListArgs),
+    /// Totals: memories by status, type, category and collection; learned per day; confidence.
+    Stats,
+    /// Sessions, newest first, with their memory counts and outcomes (or one session's timeline).
+    Sessions(browse::SessionsArgs),
+    /// Check the file: integrity, indexes, model, WAL; exits non-zero when something is wrong.
+    Doctor,
+    /// Write every memory as JSON Lines (docs/EXPORT-FORMAT.md), streaming.
+    Export(transfer::ExportArgs),
+    /// Read JSON Lines written by `export`; duplicates are reported, not stored twice.
+    Import(transfer::ImportArgs),
     /// Embed memories that have no vector of the loaded model (all, or --limit).
     Reembed {
         /// At most this many memories (0: all).
@@ -204,6 +218,12 @@ pub fn run(a: Args) -> Result<()> {
             let s = db.embedding_status()?;
             out(render::embedding_status(&s), human::status(&s));
         }
+        Command::List(l) => browse::list(&db, l, a.json)?,
+        Command::Stats => browse::stats(&db, a.json)?,
+        Command::Sessions(s) => browse::sessions(&db, s, a.json)?,
+        Command::Doctor => browse::doctor(&db, a.json)?,
+        Command::Export(e) => transfer::export(&db, e, a.json)?,
+        Command::Import(i) => transfer::import(&db, i, a.json)?,
         Command::Reembed { limit } => {
             let r = db.reembed(*limit)?;
             let v = json!({"embedded": r.embedded, "remaining": r.remaining, "rebuilt": r.rebuilt});
