@@ -2,11 +2,11 @@
 
 use std::fmt::Write;
 
-use robotmem::{EmbeddingStatus, Hit, LearnOutcome, Memory, RecallResult, SessionEnded};
+use robotmem::{EmbeddingStatus, Hit, LearnOutcome, Memory, MemoryStatus, RecallResult, SessionEnded};
 
 /// A text on one line: newlines and other control characters shown escaped, so a
 /// memory cannot forge lines of the listing (or move the terminal's cursor).
-fn line(text: &str) -> String {
+pub(super) fn line(text: &str) -> String {
     text.chars().flat_map(|c| if c.is_control() { c.escape_default().collect::<Vec<_>>() } else { vec![c] }).collect()
 }
 
@@ -27,6 +27,13 @@ pub fn learn(o: &LearnOutcome) -> String {
             if o.tags.is_empty() { String::new() } else { format!("\n  tags: {}", line(&o.tags.join(", "))) }
         ),
     }
+}
+
+/// One memory on one line: id, kind, category, status (when not active), `note`, text.
+pub(super) fn memory_line(out: &mut String, m: &Memory, note: &str) {
+    let status = if m.status == MemoryStatus::Active { String::new() } else { format!(" · {}", m.status.as_str()) };
+    let note = if note.is_empty() { String::new() } else { format!("{note}  ") };
+    let _ = writeln!(out, "#{:<6} [{} · {}{}]  {}{}", m.id, m.kind.as_str(), line(&m.category), status, note, line(&m.content));
 }
 
 fn hit_line(out: &mut String, h: &Hit) {

@@ -111,7 +111,11 @@ enum Command {
     /// Sessions, newest first, with their memory counts and outcomes (or one session's timeline).
     Sessions(browse::SessionsArgs),
     /// Check the file: integrity, indexes, model, WAL; exits non-zero when something is wrong.
-    Doctor,
+    Doctor {
+        /// Also SQLite's full integrity_check and every memory's checksum (reads the whole file).
+        #[arg(long)]
+        full: bool,
+    },
     /// Write every memory as JSON Lines (docs/EXPORT-FORMAT.md), streaming.
     Export(transfer::ExportArgs),
     /// Read JSON Lines written by `export`; duplicates are reported, not stored twice.
@@ -221,7 +225,7 @@ pub fn run(a: Args) -> Result<()> {
         Command::List(l) => browse::list(&db, l, a.json)?,
         Command::Stats => browse::stats(&db, a.json)?,
         Command::Sessions(s) => browse::sessions(&db, s, a.json)?,
-        Command::Doctor => browse::doctor(&db, a.json)?,
+        Command::Doctor { full } => browse::doctor(&db, *full, a.json)?,
         Command::Export(e) => transfer::export(&db, e, a.json)?,
         Command::Import(i) => transfer::import(&db, i, a.json)?,
         Command::Reembed { limit } => {
@@ -233,10 +237,11 @@ pub fn run(a: Args) -> Result<()> {
     db.close()
 }
 
-/// The error of a failed call: JSON on stdout with `--json`, a line on stderr otherwise.
+/// The error of a failed call, on stderr (stdout keeps only results): one JSON
+/// document with `--json`, a line otherwise.
 pub fn print_error(e: &Error, json: bool) {
     if json {
-        println!("{}", json!({"error": {"status": e.status.name(), "code": e.status as i32, "message": e.message}}));
+        eprintln!("{}", json!({"error": {"status": e.status.name(), "code": e.status as i32, "message": e.message}}));
     } else {
         eprintln!("robotmem: {} ({})", e.message, status_word(e.status));
     }
