@@ -2,12 +2,12 @@
 //! store; search; sessions). A `Db` is `Send + Sync`: share one between threads.
 //! Embedding-related operations (status, re-embed, batch learn) are in `embedding`.
 
+mod browse;
 mod embedding;
 mod sessions;
+mod touches;
 #[cfg(test)]
 mod tests;
-
-use std::collections::HashMap;
 
 use parking_lot::Mutex;
 use rusqlite::{params, Connection};
@@ -24,11 +24,6 @@ use crate::session;
 use crate::store::{memory, vectors, Store};
 use crate::text;
 use crate::types::*;
-
-/// Recall hits recorded but not yet written, per memory id: (hits, last time).
-type Touches = HashMap<i64, (i64, String)>;
-/// Pending touches at which a recall tries to write them without waiting.
-const TOUCH_FLUSH_AT: usize = 256;
 
 /// Perception fields of a draft: type, data, metadata.
 type PerceptionParts<'a> = (PerceptionType, Option<&'a [u8]>, Option<&'a str>);
@@ -72,7 +67,8 @@ pub struct Db {
     index: search::index::TextIndex,
     vindex: search::vindex::VectorIndex,
     opts: OpenOptions,
-    touches: Mutex<Touches>,
+    /// Recall bookkeeping not yet written (`touches`).
+    touches: Mutex<touches::Pending>,
     embedder: Option<Box<dyn Embedder>>,
     /// Why there is no embedder (empty when there is one).
     embed_note: String,
@@ -123,7 +119,7 @@ impl Db {
         let db = Db {
             store,
             opts,
-            touches: Mutex::new(HashMap::new()),
+            touches: Mutex::new(touches::Pending::default()),
             index: Default::default(),
             vindex: Default::default(),
             embedder,
@@ -147,10 +143,10 @@ impl Db {
     /// transaction with other threads' writes (group commit, see `store::group`):
     /// a failed write rolls back alone, including the vectors it staged.
     fn write<T: Send>(&self, mut f: impl FnMut(&Connection) -> Result<T> + Send) -> Result<T> {
-        let pending = std::mem::take(&mut *self.touches.lock());
+        let pending = self.take_pending();
         let result = self.store.write(self, |tx| {
             let mark = self.vindex.staged_mark();
-            let r = apply_touches(tx, &pending).and_then(|()| f(tx));
+            let r = pending.apply(tx).and_then(|()| f(tx));
             if r.is_err() {
                 self.vindex.truncate_staged(mark);
             }
@@ -174,17 +170,6 @@ impl Db {
     /// still roll back (a group's earlier writes are uncommitted).
     fn committed_rev(&self) -> i64 {
         self.base_rev.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    fn requeue(&self, pending: Touches) {
-        let mut t = self.touches.lock();
-        for (id, (n, at)) in pending {
-            let e = t.entry(id).or_insert((0, at.clone()));
-            e.0 += n;
-            if at > e.1 {
-                e.1 = at;
-            }
-        }
     }
 
     /// Writes recorded recall touches now (also done by every write and on drop).
@@ -409,7 +394,7 @@ impl Db {
             Some(Some(_)) => QueryVector::Embedded,
         };
         let (hits, mode) = self.store.read(|conn| self.hits(conn, &plan, query.flatten().as_deref()))?;
-        self.record_touches(&hits);
+        self.record_recall(&hits);
         Ok(RecallResult { hits, mode, query_vector: vector, query_ms: started.elapsed().as_secs_f64() * 1e3 })
     }
 
@@ -428,32 +413,6 @@ impl Db {
             hits.push(Hit { memory, score: r.score, distance: r.distance, matched: r.matched, lexical: r.lexical, cosine: r.cosine });
         }
         Ok((hits, mode))
-    }
-
-    /// Access counting without making the read wait on the write lock: hits are
-    /// recorded in memory and written by the next write, by `flush`, on drop, or
-    /// here when many are pending and the writer is free.
-    fn record_touches(&self, hits: &[Hit]) {
-        if hits.is_empty() {
-            return;
-        }
-        let at = now();
-        let pending = {
-            let mut t = self.touches.lock();
-            for h in hits {
-                let e = t.entry(h.memory.id).or_insert((0, at.clone()));
-                e.0 += 1;
-                e.1.clone_from(&at);
-            }
-            if t.len() < TOUCH_FLUSH_AT {
-                return;
-            }
-            std::mem::take(&mut *t)
-        };
-        match self.store.try_write(|tx| apply_touches(tx, &pending)) {
-            Some(Ok(())) => {}
-            _ => self.requeue(pending),
-        }
     }
 
     /// One memory by id, whatever its status.
@@ -601,13 +560,6 @@ fn learn_outcome(d: Draft, stored: Stored) -> LearnOutcome {
         scope_files: d.cls.scope.files,
         has_embedding: stored.embedded,
     }
-}
-
-fn apply_touches(tx: &Connection, pending: &Touches) -> Result<()> {
-    for (id, (n, at)) in pending {
-        memory::touch(tx, *id, *n, at)?;
-    }
-    Ok(())
 }
 
 impl Drop for Db {

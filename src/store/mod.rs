@@ -7,6 +7,7 @@
 //! bounded number of times before [`Status::Busy`] reaches the caller. Writes of
 //! several threads at once share one transaction and one commit ([`group`]).
 
+pub mod browse;
 mod group;
 pub mod memory;
 pub mod schema;

@@ -1,0 +1,193 @@
+//! The `robotmem` command, run as a process on temporary files: every
+//! subcommand's JSON and text output, exit codes per status, and errors that
+//! name the field and never show a panic or a source path. BM25 only (no model
+//! needed); the model path is covered by the library's tests.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+struct Run {
+    dir: tempfile::TempDir,
+}
+
+impl Run {
+    fn new() -> Run {
+        Run { dir: tempfile::Builder::new().prefix("robotmem-cli-test").tempdir().unwrap() }
+    }
+
+    fn db(&self) -> PathBuf {
+        self.dir.path().join("m.db")
+    }
+
+    fn raw(&self, args: &[&str]) -> Output {
+        let db = self.db();
+        Command::new(env!("CARGO_BIN_EXE_robotmem"))
+            .arg("--db")
+            .arg(&db)
+            .args(["--no-embeddings", "--durability", "normal"])
+            .args(args)
+            .env_remove("ROBOTMEM_MODEL_DIR")
+            .output()
+            .unwrap()
+    }
+
+    /// Runs with `--json`; asserts success; the parsed stdout.
+    fn json(&self, args: &[&str]) -> Value {
+        let mut a = vec!["--json"];
+        a.extend_from_slice(args);
+        let o = self.raw(&a);
+        assert!(o.status.success(), "{args:?}: {:?} {}", o.status, String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&o.stdout)))
+    }
+
+    /// Runs with `--json`, expecting failure with exit code 10 + status; the error document (stderr).
+    fn fails(&self, args: &[&str], code: i32) -> Value {
+        let mut a = vec!["--json"];
+        a.extend_from_slice(args);
+        let o = self.raw(&a);
+        assert_eq!(o.status.code(), Some(code), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(o.stdout.is_empty(), "{args:?}: nothing on stdout");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!err.contains("panicked") && !err.contains(".rs:"), "{args:?}: {err}");
+        serde_json::from_str(&err).unwrap_or_else(|e| panic!("{args:?}: {e}: {err}"))
+    }
+
+    fn text(&self, args: &[&str]) -> String {
+        let o = self.raw(args);
+        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    }
+}
+
+fn learn(r: &Run, text: &str, extra: &[&str]) -> i64 {
+    let mut a = vec!["learn", text];
+    a.extend_from_slice(extra);
+    let v = r.json(&a);
+    assert_eq!(v["status"], "created", "{v}");
+    v["memory_id"].as_i64().unwrap()
+}
+
+#[test]
+fn learn_recall_get_update_forget() {
+    let r = Run::new();
+    let cup = learn(&r, "grip_force=12.5N works best for the ceramic cup", &["--context", r#"{"task": {"success": true}, "spatial": {"pos": [1, 2, 0]}}"#, "--tag", "Ceramic Cup"]);
+    let lidar = learn(&r, "Lidar gets confused by glass walls in the lobby", &["--collection", "nav"]);
+    let dup = r.json(&["learn", "grip_force=12.5N works best for the ceramic cup"]);
+    assert_eq!((dup["status"].as_str(), dup["existing_id"].as_i64()), (Some("duplicate"), Some(cup)));
+
+    let hits = r.json(&["recall", "ceramic cup force", "-n", "3"]);
+    assert_eq!(hits["mode"], "bm25_only");
+    assert_eq!(hits["memories"][0]["id"].as_i64(), Some(cup));
+    let filtered = r.json(&["recall", "anything", "--filter", r#"{"task.success": true}"#]);
+    assert_eq!(filtered["memories"][0]["id"].as_i64(), Some(cup), "a filter is a constraint over all memories");
+    let spatial = r.json(&["recall", "*", "--spatial", r#"{"field": "spatial.pos", "target": [1, 2, 0]}"#]);
+    assert_eq!(spatial["memories"][0]["_distance"].as_f64(), Some(0.0), "{spatial}");
+    assert_eq!(r.json(&["recall", "glass", "--collection", "nav"])["memories"][0]["id"].as_i64(), Some(lidar));
+
+    let got = r.json(&["get", &cup.to_string()]);
+    assert_eq!(got["content"], "grip_force=12.5N works best for the ceramic cup");
+    assert!(got["tags"].as_array().unwrap().iter().any(|t| t == "ceramic_cup"), "{got}");
+    let text = r.text(&["get", &cup.to_string()]);
+    assert!(text.contains("ceramic_cup") && text.contains("\"success\": true"), "{text}");
+
+    let up = r.json(&["update", &lidar.to_string(), "Lidar is confused by glass doors in the lobby"]);
+    assert_eq!(up["status"], "updated");
+    let f = r.json(&["forget", &lidar.to_string(), "--reason", "miscalibrated sensor"]);
+    assert_eq!(f["status"], "forgotten");
+    let again = r.fails(&["forget", &lidar.to_string(), "--reason", "twice"], 19);
+    assert_eq!(again["error"]["status"], "RM_INVALID_STATE");
+    assert!(r.json(&["recall", "glass", "--collection", "nav"])["memories"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn errors_name_the_field_and_map_to_exit_codes() {
+    let r = Run::new();
+    let e = r.fails(&["learn", "   "], 11);
+    assert!(e["error"]["message"].as_str().unwrap().contains("insight"), "{e}");
+    let e = r.fails(&["recall", "x", "--min-confidence", "2"], 11);
+    assert!(e["error"]["message"].as_str().unwrap().contains("min_confidence"), "{e}");
+    let e = r.fails(&["recall", "x", "--filter", "{not json"], 11);
+    assert!(e["error"]["message"].as_str().unwrap().contains("context_filter"), "{e}");
+    r.fails(&["get", "999"], 12);
+    let e = r.fails(&["get", "0"], 11);
+    assert!(e["error"]["message"].as_str().unwrap().contains("memory_id"), "{e}");
+    r.fails(&["session", "end", "no-such-session"], 12);
+    r.fails(&["list", "--per-page", "501"], 11);
+    r.fails(&["list", "--page", "0"], 11);
+    // A usage error is clap's (exit 2), with a message and no panic.
+    let o = r.raw(&["recall"]);
+    assert_eq!(o.status.code(), Some(2));
+    // Not a database: corrupt (16), the message says so and the file is untouched.
+    let bogus = r.dir.path().join("not-a-db");
+    std::fs::write(&bogus, b"hello, this is not sqlite at all, not even close......................................").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_robotmem")).arg("--db").arg(&bogus).args(["--no-embeddings", "stats"]).output().unwrap();
+    assert!(matches!(o.status.code(), Some(16) | Some(15)), "{:?} {}", o.status, String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.starts_with("robotmem: ") && !err.contains(".rs:"), "{err}");
+}
+
+#[test]
+fn sessions_list_stats_doctor() {
+    let r = Run::new();
+    for i in 1..=7 {
+        learn(&r, &format!("grasp {i} of the red cup at {i}.5N succeeded"), &[]);
+    }
+    let s = r.json(&["session", "start", "--context", r#"{"robot": {"id": "arm-1"}}"#]);
+    let sid = s["session_id"].as_str().unwrap().to_string();
+    learn(&r, "pushed the box 0.3 m toward the wall", &["--session", &sid]);
+    learn(&r, "the box tipped over at the edge", &["--session", &sid]);
+    let ended = r.json(&["session", "end", &sid, "--outcome", "0.75"]);
+    assert_eq!(ended["status"], "ended");
+    r.json(&["forget", "2", "--reason", "wrong force sensor"]);
+    r.json(&["recall", "zebra crossing"]); // matches nothing
+
+    let p = r.json(&["list", "--per-page", "4"]);
+    assert_eq!(p["total"], 8);
+    let ids: Vec<i64> = p["memories"].as_array().unwrap().iter().map(|m| m["id"].as_i64().unwrap()).collect();
+    assert_eq!(ids, [9, 8, 7, 6], "newest first");
+    let p2 = r.json(&["list", "--per-page", "4", "--page", "2"]);
+    let ids: Vec<i64> = p2["memories"].as_array().unwrap().iter().map(|m| m["id"].as_i64().unwrap()).collect();
+    assert_eq!(ids, [5, 4, 3, 1], "the forgotten #2 is not active");
+    assert_eq!(r.json(&["list", "--status", "forgotten"])["memories"][0]["id"], 2);
+    assert_eq!(r.json(&["list", "--status", "all"])["total"], 9);
+    assert_eq!(r.json(&["list", "--session", &sid, "--oldest-first"])["memories"][0]["content"], "pushed the box 0.3 m toward the wall");
+    assert_eq!(r.json(&["list", "--min-confidence", "0.99"])["total"], 0);
+    assert_eq!(r.json(&["list", "--days", "1"])["total"], 8);
+
+    let st = r.json(&["stats"]);
+    assert_eq!((st["memories"].as_i64(), st["active"].as_i64(), st["forgotten"].as_i64()), (Some(9), Some(8), Some(1)));
+    assert_eq!(st["sessions"], 1);
+    assert_eq!(st["confidence_histogram"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).sum::<i64>(), 8);
+    assert!(st["recalls"].as_i64().unwrap() >= 1 && st["zero_hit_recalls"].as_i64().unwrap() >= 1, "{st}");
+
+    let ss = r.json(&["sessions"]);
+    assert_eq!(ss["sessions"][0]["memory_count"], 2);
+    assert_eq!(ss["sessions"][0]["outcome_score"], 0.75);
+    let tl = r.json(&["sessions", &sid]);
+    assert_eq!(tl["total"], 2);
+
+    let d = r.json(&["doctor", "--full"]);
+    assert_eq!(d["ok"], true, "{d}");
+    assert!(d["checks"].as_array().unwrap().iter().any(|c| c["name"] == "checksums"));
+}
+
+/// A damaged memory text: doctor --full fails (exit 16) and names the memory.
+#[test]
+fn doctor_reports_damage() {
+    let r = Run::new();
+    learn(&r, "the charging dock is behind the kitchen door", &[]);
+    let id = learn(&r, "lidar gets confused by glass walls", &[]);
+    flip_text(&r.db(), id);
+    let o = r.raw(&["doctor", "--full"]);
+    assert_eq!(o.status.code(), Some(16), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("FAIL") && out.contains(&format!("[{id}]")), "{out}");
+}
+
+/// Changes a memory's stored text behind robotmem's back (as a storage fault would).
+fn flip_text(db: &Path, id: i64) {
+    let c = rusqlite::Connection::open(db).unwrap();
+    c.execute("UPDATE memories SET content = 'lidar gets confused by glass wallz' WHERE id = ?1", [id]).unwrap();
+}
