@@ -34,6 +34,8 @@ export ROBOTMEM_REQUIRE_MODEL=1
 
 echo "== Rust tests"
 cargo test --locked
+echo "== The robotmem command (cli/: subcommands over the real binary, web console over loopback HTTP)"
+cargo test --locked -p robotmem-cli
 
 echo "== Retrieval quality on real text (../shared/data; tests/devsets.rs, ignored in debug builds: 11 min there, 2 in release)"
 ROBOTMEM_REQUIRE_DEVSETS=1 cargo test --release --locked --test devsets -- --nocapture

@@ -190,6 +190,51 @@ pub fn session_ended(s: &SessionEnded) -> Value {
     })
 }
 
+/// A page of [`crate::Db::list`].
+pub fn memory_page(p: &MemoryPage) -> Value {
+    json!({ "memories": p.memories.iter().map(memory).collect::<Vec<_>>(), "total": p.total })
+}
+
+/// [`crate::Db::stats`].
+pub fn stats(s: &Stats) -> Value {
+    json!({
+        "memories": s.memories, "active": s.active, "superseded": s.superseded, "forgotten": s.invalidated,
+        "by_type": counts(&s.by_type), "by_category": counts(&s.by_category), "by_perception": counts(&s.by_perception),
+        "collections": s.collections.iter()
+            .map(|c| json!({"collection": c.collection, "active": c.active, "total": c.total}))
+            .collect::<Vec<_>>(),
+        "per_day": s.per_day.iter().map(|(d, n)| json!({"day": d, "count": n})).collect::<Vec<_>>(),
+        "confidence_histogram": s.confidence,
+        "sessions": s.sessions, "active_sessions": s.active_sessions,
+        "recalls": s.recalls, "zero_hit_recalls": s.zero_hit_recalls,
+        "db_bytes": s.db_bytes, "wal_bytes": s.wal_bytes,
+    })
+}
+
+/// One session of [`crate::Db::sessions`].
+pub fn session_info(s: &SessionInfo) -> Value {
+    json!({
+        "session_id": s.session_id, "collection": s.collection, "status": s.status, "context": s.context,
+        "created_at": s.created_at, "ended_at": s.ended_at, "outcome_score": s.outcome_score,
+        "memory_count": s.memory_count,
+    })
+}
+
+pub fn session_page(p: &SessionPage) -> Value {
+    json!({ "sessions": p.sessions.iter().map(session_info).collect::<Vec<_>>(), "total": p.total })
+}
+
+/// [`crate::Db::doctor`].
+pub fn doctor(r: &DoctorReport) -> Value {
+    json!({
+        "ok": r.ok(), "schema_version": r.schema_version, "memories": r.memories,
+        "db_bytes": r.db_bytes, "wal_bytes": r.wal_bytes,
+        "checks": r.checks.iter()
+            .map(|c| json!({"name": c.name, "ok": c.ok, "detail": c.detail, "fix": c.fix}))
+            .collect::<Vec<_>>(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -11,9 +11,9 @@ use crate::store::{browse, schema, vectors};
 use crate::types::*;
 
 /// Largest page of a list.
-pub const MAX_PAGE: u32 = 500;
+const MAX_PAGE: u32 = 500;
 /// Largest offset of a list (deeper pages: narrow the filters).
-pub const MAX_OFFSET: u64 = 10_000_000;
+const MAX_OFFSET: u64 = 10_000_000;
 /// A write-ahead log larger than this is reported by `doctor`.
 const WAL_WARN_BYTES: u64 = 64 << 20;
 

@@ -18,8 +18,8 @@ use crate::types::Hit;
 const FLUSH_AT: usize = 256;
 
 /// `robotmem_meta` keys of the recall counters.
-pub const RECALLS_KEY: &str = "recalls_total";
-pub const ZERO_HIT_KEY: &str = "recalls_zero_hit";
+pub(super) const RECALLS_KEY: &str = "recalls_total";
+pub(super) const ZERO_HIT_KEY: &str = "recalls_zero_hit";
 
 /// What recalls recorded and nothing has written yet.
 #[derive(Default)]

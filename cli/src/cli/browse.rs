@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use clap::{Args, ValueEnum};
-use robotmem::{render, Db, DoctorReport, Error, ListRequest, MemoryKind, MemoryStatus, Result, SessionInfo, Stats, Status};
+use robotmem::{render, Db, Error, ListRequest, MemoryKind, MemoryStatus, Result, Status};
 use serde_json::{json, Value};
 
 use super::human::{line, memory_line};
@@ -104,26 +104,11 @@ pub fn list(db: &Db, a: &ListArgs, json: bool) -> Result<()> {
     }
     let pages = (p.total as u64).div_ceil(u64::from(a.per_page)).max(1);
     let _ = writeln!(text, "page {} of {pages} · {} memories", a.page, p.total);
-    let v = json!({
-        "memories": p.memories.iter().map(render::memory).collect::<Vec<_>>(),
-        "total": p.total, "page": a.page, "per_page": a.per_page,
-    });
+    let mut v = render::memory_page(&p);
+    v["page"] = json!(a.page);
+    v["per_page"] = json!(a.per_page);
     print(json, v, text);
     Ok(())
-}
-
-pub fn stats_json(s: &Stats) -> Value {
-    let counts = |v: &[(String, i64)]| Value::Object(v.iter().map(|(k, n)| (k.clone(), json!(n))).collect());
-    json!({
-        "memories": s.memories, "active": s.active, "superseded": s.superseded, "forgotten": s.invalidated,
-        "by_type": counts(&s.by_type), "by_category": counts(&s.by_category), "by_perception": counts(&s.by_perception),
-        "collections": s.collections.iter().map(|c| json!({"collection": c.collection, "active": c.active, "total": c.total})).collect::<Vec<_>>(),
-        "per_day": s.per_day.iter().map(|(d, n)| json!({"day": d, "count": n})).collect::<Vec<_>>(),
-        "confidence_histogram": s.confidence,
-        "sessions": s.sessions, "active_sessions": s.active_sessions,
-        "recalls": s.recalls, "zero_hit_recalls": s.zero_hit_recalls,
-        "db_bytes": s.db_bytes, "wal_bytes": s.wal_bytes,
-    })
 }
 
 pub fn stats(db: &Db, json: bool) -> Result<()> {
@@ -149,15 +134,8 @@ pub fn stats(db: &Db, json: bool) -> Result<()> {
         let _ = writeln!(t, "  learned on {d}: {n}");
     }
     let _ = writeln!(t, "  recalls {} ({} matched nothing) · file {} bytes + log {} bytes", s.recalls, s.zero_hit_recalls, s.db_bytes, s.wal_bytes);
-    print(json, stats_json(&s), t);
+    print(json, render::stats(&s), t);
     Ok(())
-}
-
-pub fn session_json(s: &SessionInfo) -> Value {
-    json!({
-        "session_id": s.session_id, "collection": s.collection, "status": s.status, "context": s.context,
-        "created_at": s.created_at, "ended_at": s.ended_at, "outcome_score": s.outcome_score, "memory_count": s.memory_count,
-    })
 }
 
 pub fn sessions(db: &Db, a: &SessionsArgs, json: bool) -> Result<()> {
@@ -191,15 +169,8 @@ pub fn sessions(db: &Db, a: &SessionsArgs, json: bool) -> Result<()> {
         );
     }
     let _ = writeln!(text, "{} sessions", p.total);
-    print(json, json!({"sessions": p.sessions.iter().map(session_json).collect::<Vec<_>>(), "total": p.total}), text);
+    print(json, render::session_page(&p), text);
     Ok(())
-}
-
-pub fn doctor_json(r: &DoctorReport) -> Value {
-    json!({
-        "ok": r.ok(), "schema_version": r.schema_version, "memories": r.memories, "db_bytes": r.db_bytes, "wal_bytes": r.wal_bytes,
-        "checks": r.checks.iter().map(|c| json!({"name": c.name, "ok": c.ok, "detail": c.detail, "fix": c.fix})).collect::<Vec<_>>(),
-    })
 }
 
 /// Prints the report; a failed check makes the command fail (exit 10 + corrupt / invalid state).
@@ -213,7 +184,7 @@ pub fn doctor(db: &Db, full: bool, json: bool) -> Result<()> {
         }
     }
     let failed: Vec<&str> = r.checks.iter().filter(|c| !c.ok).map(|c| c.name).collect();
-    print(json, doctor_json(&r), t);
+    print(json, render::doctor(&r), t);
     if failed.is_empty() {
         return Ok(());
     }
