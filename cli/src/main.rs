@@ -1,6 +1,7 @@
 //! `robotmem`: the command-line way into a robot's memory file.
 //!
-//! One module per surface: [`cli`] (subcommands over the library's API). The
+//! One module per surface: [`cli`] (subcommands over the library's API) and
+//! [`web`] (the web console and its REST API, `robotmem web`). The
 //! library does the work; this crate parses arguments, opens the handle and
 //! prints — human text by default, the library's JSON renderings with `--json`.
 //!
@@ -12,6 +13,7 @@
 //! ever printed.
 
 mod cli;
+mod web;
 
 use std::process::ExitCode;
 

@@ -120,6 +120,8 @@ enum Command {
     Export(transfer::ExportArgs),
     /// Read JSON Lines written by `export`; duplicates are reported, not stored twice.
     Import(transfer::ImportArgs),
+    /// Serve the web console and its REST API (loopback by default).
+    Web(crate::web::WebArgs),
     /// Embed memories that have no vector of the loaded model (all, or --limit).
     Reembed {
         /// At most this many memories (0: all).
@@ -164,6 +166,9 @@ fn open(a: &Args) -> Result<Db> {
 /// Runs one subcommand.
 pub fn run(a: Args) -> Result<()> {
     let db = open(&a)?;
+    if let Command::Web(w) = &a.command {
+        return crate::web::serve(db, w);
+    }
     let out = |v: Value, text: String| {
         if a.json {
             println!("{v}");
@@ -228,6 +233,7 @@ pub fn run(a: Args) -> Result<()> {
         Command::Doctor { full } => browse::doctor(&db, *full, a.json)?,
         Command::Export(e) => transfer::export(&db, e, a.json)?,
         Command::Import(i) => transfer::import(&db, i, a.json)?,
+        Command::Web(_) => unreachable!("served above"),
         Command::Reembed { limit } => {
             let r = db.reembed(*limit)?;
             let v = json!({"embedded": r.embedded, "remaining": r.remaining, "rebuilt": r.rebuilt});

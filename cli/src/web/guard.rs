@@ -1,0 +1,151 @@
+//! Who may ask what: Host, token and CSRF checks on every request, security
+//! headers on every response, errors as JSON; and the page's three files.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use robotmem::{Error, Status};
+use serde_json::json;
+
+use super::App;
+
+const PAGE: &str = include_str!("assets/index.html");
+const SCRIPT: &str = include_str!("assets/app.js");
+const STYLE: &str = include_str!("assets/app.css");
+
+/// The header a write must carry (a cross-site form or a simple request cannot).
+pub const CSRF_HEADER: &str = "x-robotmem-csrf";
+
+/// A JSON error response.
+pub fn error(code: StatusCode, status: &str, message: impl Into<String>) -> Response {
+    let body = json!({"error": {"status": status, "message": message.into()}});
+    (code, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+}
+
+/// The HTTP status of a library error.
+pub fn from_error(e: &Error) -> Response {
+    let code = match e.status {
+        Status::InvalidArgument => StatusCode::BAD_REQUEST,
+        Status::NotFound => StatusCode::NOT_FOUND,
+        Status::Duplicate | Status::InvalidState => StatusCode::CONFLICT,
+        Status::Busy => StatusCode::SERVICE_UNAVAILABLE,
+        Status::ReadOnly => StatusCode::FORBIDDEN,
+        Status::Full => StatusCode::INSUFFICIENT_STORAGE,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    error(code, e.status.name(), e.message.clone())
+}
+
+fn host_is_loopback(headers: &HeaderMap) -> bool {
+    let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) else { return false };
+    let name = if let Some(rest) = host.strip_prefix('[') {
+        rest.split(']').next().unwrap_or("")
+    } else {
+        host.rsplit_once(':').map_or(host, |(h, _)| h)
+    };
+    matches!(name, "127.0.0.1" | "localhost" | "::1") || name.starts_with("127.")
+}
+
+/// Compares without stopping at the first difference (no timing oracle).
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+fn authorised(app: &App, headers: &HeaderMap) -> bool {
+    let Some(token) = &app.token else { return true };
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .is_some_and(|t| same(t.as_bytes(), token.as_bytes()))
+}
+
+/// A write from this console's page: the CSRF header, and a same-origin Origin if any.
+fn same_origin_write(headers: &HeaderMap) -> std::result::Result<(), &'static str> {
+    if headers.get(CSRF_HEADER).and_then(|v| v.to_str().ok()) != Some("1") {
+        return Err("writes need the header X-Robotmem-Csrf: 1");
+    }
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
+        let origin = origin.to_str().unwrap_or("");
+        let ours = [format!("http://{host}"), format!("https://{host}")];
+        if !ours.iter().any(|o| o == origin) {
+            return Err("the request comes from another origin");
+        }
+    }
+    Ok(())
+}
+
+fn secure(mut r: Response) -> Response {
+    let h = r.headers_mut();
+    let set = |h: &mut HeaderMap, k: &'static str, v: &'static str| {
+        h.insert(k, HeaderValue::from_static(v));
+    };
+    set(h, "content-security-policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
+    set(h, "x-content-type-options", "nosniff");
+    set(h, "referrer-policy", "no-referrer");
+    set(h, "x-frame-options", "DENY");
+    set(h, "cache-control", "no-store");
+    r
+}
+
+/// Runs before every route.
+pub async fn check(State(app): State<Arc<App>>, req: Request<Body>, next: Next) -> Response {
+    let headers = req.headers();
+    if app.loopback_only && !host_is_loopback(headers) {
+        return secure(error(StatusCode::FORBIDDEN, "RM_FORBIDDEN", "this console answers only requests addressed to localhost"));
+    }
+    let is_api = req.uri().path().starts_with("/api/");
+    if is_api && !authorised(&app, headers) {
+        let mut r = error(StatusCode::UNAUTHORIZED, "RM_UNAUTHORIZED", "a valid bearer token is required");
+        r.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        return secure(r);
+    }
+    if matches!(*req.method(), Method::PUT | Method::DELETE | Method::POST | Method::PATCH) {
+        if app.read_only {
+            return secure(error(StatusCode::FORBIDDEN, "RM_READ_ONLY", "this console is read-only"));
+        }
+        if let Err(why) = same_origin_write(headers) {
+            return secure(error(StatusCode::FORBIDDEN, "RM_CSRF", why));
+        }
+    }
+    let r = next.run(req).await;
+    // axum's own rejections (body too large, bad method) are plain text: make them JSON.
+    let plain = r.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_none_or(|t| t.starts_with("text/plain"));
+    let r = if plain && (r.status().is_client_error() || r.status().is_server_error()) {
+        let code = r.status();
+        let msg = match code {
+            StatusCode::PAYLOAD_TOO_LARGE => format!("request body larger than {} bytes", super::MAX_BODY),
+            StatusCode::METHOD_NOT_ALLOWED => "method not allowed here".to_string(),
+            c => c.canonical_reason().unwrap_or("error").to_string(),
+        };
+        error(code, "RM_HTTP", msg)
+    } else {
+        r
+    };
+    secure(r)
+}
+
+pub async fn not_found() -> Response {
+    error(StatusCode::NOT_FOUND, "RM_NOT_FOUND", "no such page or endpoint")
+}
+
+fn file(kind: &'static str, body: &'static str) -> Response {
+    ([(header::CONTENT_TYPE, kind)], body).into_response()
+}
+
+pub async fn page() -> Response {
+    file("text/html; charset=utf-8", PAGE)
+}
+
+pub async fn script() -> Response {
+    file("text/javascript; charset=utf-8", SCRIPT)
+}
+
+pub async fn style() -> Response {
+    file("text/css; charset=utf-8", STYLE)
+}
