@@ -1,0 +1,260 @@
+//! `robotmem web` over real HTTP on loopback: every endpoint, status codes,
+//! pagination, filters, bad ids, bad JSON, oversize bodies, the Host check, token
+//! and CSRF refusals, read-only, security headers. The server is the real binary
+//! on a free port (`--bind 127.0.0.1:0`); requests are written by hand so each
+//! header is exactly what the test says.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+
+use serde_json::{json, Value};
+
+const TOKEN: &str = "correct-horse-battery-staple";
+
+struct Server {
+    child: Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn cli(db: &std::path::Path, args: &[&str]) -> Value {
+    let o = Command::new(env!("CARGO_BIN_EXE_robotmem"))
+        .arg("--db")
+        .arg(db)
+        .args(["--no-embeddings", "--durability", "normal", "--json"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// A file with 60 memories (one with markup), a session and a failure, served.
+fn server(extra: &[&str]) -> Server {
+    let dir = tempfile::Builder::new().prefix("robotmem-web-test").tempdir().unwrap();
+    let db = dir.path().join("m.db");
+    for i in 1..=57 {
+        cli(&db, &["learn", &format!("grasp {i} of the red cup at {i}.5N succeeded"), "--context", r#"{"task": {"success": true}}"#]);
+    }
+    cli(&db, &["learn", "<img src=x onerror=alert(1)> gripper slipped at 3N", "--context", r#"{"task": {"success": false}}"#, "--collection", "lab"]);
+    let sid = cli(&db, &["session", "start"])["session_id"].as_str().unwrap().to_string();
+    cli(&db, &["learn", "pushed the box 0.3 m toward the wall", "--session", &sid]);
+    cli(&db, &["session", "end", &sid, "--outcome", "0.5"]);
+    cli(&db, &["learn", "lesson: always calibrate the force sensor before a new session"]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_robotmem"))
+        .arg("--db")
+        .arg(&db)
+        .args(["--no-embeddings", "web", "--bind", "127.0.0.1:0"])
+        .args(extra)
+        .env_remove("ROBOTMEM_WEB_TOKEN")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
+    let port = line.split("http://127.0.0.1:").nth(1).and_then(|r| r.split('/').next()).and_then(|p| p.parse().ok());
+    let port = port.unwrap_or_else(|| panic!("no address in {line:?}"));
+    Server { child, port, _dir: dir }
+}
+
+struct Reply {
+    code: u16,
+    headers: String,
+    body: String,
+}
+
+impl Reply {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
+    }
+}
+
+/// One request; `headers` are extra lines ("Name: value").
+fn request(s: &Server, method: &str, path: &str, headers: &[&str], body: Option<&[u8]>) -> Reply {
+    let mut c = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    let mut head = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
+    if !headers.iter().any(|h| h.to_ascii_lowercase().starts_with("host:")) {
+        head.push_str(&format!("Host: 127.0.0.1:{}\r\n", s.port));
+    }
+    for h in headers {
+        head.push_str(h);
+        head.push_str("\r\n");
+    }
+    if let Some(b) = body {
+        head.push_str(&format!("Content-Length: {}\r\nContent-Type: application/json\r\n", b.len()));
+    }
+    head.push_str("\r\n");
+    c.write_all(head.as_bytes()).unwrap();
+    if let Some(b) = body {
+        let _ = c.write_all(b); // the server may answer (413) before reading it all
+    }
+    let mut raw = Vec::new();
+    let _ = c.read_to_end(&mut raw);
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (headers, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let code = headers.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    Reply { code, headers: headers.to_ascii_lowercase(), body: body.to_string() }
+}
+
+fn get(s: &Server, path: &str) -> Reply {
+    request(s, "GET", path, &[], None)
+}
+
+const WRITE: &[&str] = &["X-Robotmem-Csrf: 1"];
+
+fn assert_error(r: &Reply, code: u16, needle: &str) {
+    assert_eq!(r.code, code, "{}", r.body);
+    let v = r.json();
+    let msg = v["error"]["message"].as_str().unwrap_or_else(|| panic!("not a JSON error: {}", r.body));
+    assert!(msg.contains(needle), "{msg:?} should mention {needle:?}");
+    assert!(!r.body.contains("panicked") && !r.body.contains(".rs:"), "{}", r.body);
+}
+
+#[test]
+fn read_endpoints() {
+    let s = server(&[]);
+    let page = get(&s, "/");
+    assert_eq!(page.code, 200);
+    assert!(page.body.contains("<script src=\"/app.js\""), "the page loads its script from here");
+    assert!(page.headers.contains("content-security-policy: default-src 'none'; script-src 'self'"), "{}", page.headers);
+    assert!(page.headers.contains("x-content-type-options: nosniff"));
+    assert_eq!(get(&s, "/app.js").code, 200);
+    assert_eq!(get(&s, "/app.css").code, 200);
+
+    let st = get(&s, "/api/stats").json();
+    assert_eq!((st["memories"].as_i64(), st["active"].as_i64(), st["sessions"].as_i64()), (Some(60), Some(60), Some(1)));
+    assert!(get(&s, "/api/collections").json()["collections"].as_array().unwrap().iter().any(|c| c["collection"] == "lab"));
+    assert!(get(&s, "/api/categories").json()["categories"].is_object());
+    assert_eq!(get(&s, "/api/doctor").json()["ok"], true);
+
+    let p1 = get(&s, "/api/memories?per_page=25").json();
+    assert_eq!((p1["total"].as_i64(), p1["memories"].as_array().unwrap().len()), (Some(60), 25));
+    let p3 = get(&s, "/api/memories?per_page=25&page=3").json();
+    assert_eq!(p3["memories"].as_array().unwrap().len(), 10);
+    assert_eq!(p3["memories"][9]["id"], 1, "newest first: the last page ends with #1");
+    assert_eq!(get(&s, "/api/memories?collection=lab").json()["total"], 1);
+    assert_eq!(get(&s, "/api/memories?type=perception").json()["total"], 0);
+    assert_eq!(get(&s, "/api/memories?min_confidence=0.99").json()["total"], 0);
+    assert_eq!(get(&s, "/api/memories?days=1&status=all").json()["total"], 60);
+    assert_error(&get(&s, "/api/memories?status=gone"), 400, "status");
+    assert_error(&get(&s, "/api/memories?per_page=501"), 400, "limit");
+    assert_error(&get(&s, "/api/memories?page=0"), 400, "page");
+    assert_error(&get(&s, "/api/memories?page=x"), 400, "page");
+
+    let r = get(&s, "/api/search?q=red%20cup&n=3").json();
+    assert_eq!((r["mode"].as_str(), r["memories"].as_array().unwrap().len()), (Some("bm25_only"), 3));
+    assert!(r["memories"][0]["_rrf_score"].is_number());
+    let f = get(&s, "/api/search?q=*&filter=%7B%22task.success%22%3A%20false%7D").json();
+    assert_eq!(f["memories"][0]["content"], "<img src=x onerror=alert(1)> gripper slipped at 3N");
+    assert_error(&get(&s, "/api/search"), 400, "q");
+    assert_error(&get(&s, "/api/search?q=x&filter=%7Bbad"), 400, "context_filter");
+
+    let m = get(&s, "/api/memory/1").json();
+    assert_eq!(m["content"], "grasp 1 of the red cup at 1.5N succeeded");
+    assert!(m["tags"].is_array());
+    assert_error(&get(&s, "/api/memory/999999"), 404, "999999");
+    assert_error(&get(&s, "/api/memory/abc"), 400, "memory id");
+    assert_error(&get(&s, "/api/memory/-3"), 400, "memory_id");
+
+    let ss = get(&s, "/api/sessions").json();
+    let sid = ss["sessions"][0]["session_id"].as_str().unwrap().to_string();
+    assert_eq!((ss["total"].as_i64(), ss["sessions"][0]["memory_count"].as_i64()), (Some(1), Some(1)));
+    let tl = get(&s, &format!("/api/sessions/{sid}/memories")).json();
+    assert_eq!(tl["memories"][0]["content"], "pushed the box 0.3 m toward the wall");
+
+    let rf = get(&s, "/api/recent-failures?n=5").json();
+    let contents: Vec<&str> = rf["memories"].as_array().unwrap().iter().map(|m| m["content"].as_str().unwrap()).collect();
+    assert!(contents.contains(&"<img src=x onerror=alert(1)> gripper slipped at 3N"), "{contents:?}");
+    assert_error(&get(&s, "/api/recent-failures?n=0"), 400, "n");
+
+    assert_error(&get(&s, "/api/nothing-here"), 404, "no such");
+    assert_error(&request(&s, "POST", "/api/stats", WRITE, Some(b"{}")), 405, "method");
+}
+
+#[test]
+fn writes_need_csrf_and_valid_bodies() {
+    let s = server(&[]);
+    // No CSRF header, a foreign Origin: refused, nothing changes.
+    assert_error(&request(&s, "DELETE", "/api/memory/2", &[], Some(br#"{"reason": "x"}"#)), 403, "X-Robotmem-Csrf");
+    let evil = ["X-Robotmem-Csrf: 1", "Origin: http://evil.example"];
+    assert_error(&request(&s, "DELETE", "/api/memory/2", &evil, Some(br#"{"reason": "x"}"#)), 403, "origin");
+    assert_eq!(get(&s, "/api/memory/2").json()["status"], "active");
+    // Same origin: accepted.
+    let port = format!("Origin: http://127.0.0.1:{}", s.port);
+    let ours = ["X-Robotmem-Csrf: 1", port.as_str()];
+    let f = request(&s, "DELETE", "/api/memory/2", &ours, Some(br#"{"reason": "miscalibrated sensor"}"#));
+    assert_eq!((f.code, f.json()["status"].as_str()), (200, Some("forgotten")), "{}", f.body);
+    assert_eq!(get(&s, "/api/memory/2").json()["status"], "invalidated");
+    assert_error(&request(&s, "DELETE", "/api/memory/2", WRITE, Some(br#"{"reason": "again"}"#)), 409, "#2");
+
+    let u = request(&s, "PUT", "/api/memory/3", WRITE, Some(br#"{"content": "grasp 3 of the blue cup at 3.5N succeeded", "context": {"task": {"success": true}}}"#));
+    assert_eq!(u.json()["status"], "updated", "{}", u.body);
+    assert_eq!(get(&s, "/api/memory/3").json()["content"], "grasp 3 of the blue cup at 3.5N succeeded");
+
+    assert_error(&request(&s, "PUT", "/api/memory/3", WRITE, Some(b"{not json")), 400, "not valid JSON");
+    assert_error(&request(&s, "PUT", "/api/memory/3", WRITE, Some(b"[1, 2]")), 400, "object");
+    assert_error(&request(&s, "PUT", "/api/memory/3", WRITE, Some(br#"{"content": 5}"#)), 400, "content");
+    assert_error(&request(&s, "PUT", "/api/memory/3", WRITE, Some(br#"{"content": "   "}"#)), 400, "new_content");
+    assert_error(&request(&s, "PUT", "/api/memory/3", WRITE, Some(br#"{"content": "ok text", "context": 7}"#)), 400, "context");
+    assert_error(&request(&s, "DELETE", "/api/memory/4", WRITE, Some(br#"{}"#)), 400, "reason");
+    assert_error(&request(&s, "DELETE", "/api/memory/424242", WRITE, Some(br#"{"reason": "x"}"#)), 404, "424242");
+    let big = json!({"content": "x".repeat(70_000)}).to_string();
+    assert_error(&request(&s, "PUT", "/api/memory/3", WRITE, Some(big.as_bytes())), 413, "larger than");
+}
+
+#[test]
+fn host_token_and_read_only() {
+    let s = server(&[]);
+    // DNS rebinding: a request for another host name reaches a loopback console.
+    assert_error(&request(&s, "GET", "/api/stats", &["Host: attacker.example"], None), 403, "localhost");
+    assert_eq!(request(&s, "GET", "/api/stats", &[&format!("Host: localhost:{}", s.port)], None).code, 200);
+    drop(s);
+
+    let t = server(&["--token", TOKEN]);
+    let r = get(&t, "/api/stats");
+    assert_error(&r, 401, "token");
+    assert!(r.headers.contains("www-authenticate: bearer"));
+    assert_error(&request(&t, "GET", "/api/stats", &["Authorization: Bearer wrong-token-wrong-token"], None), 401, "token");
+    let auth = format!("Authorization: Bearer {TOKEN}");
+    assert_eq!(request(&t, "GET", "/api/stats", &[&auth], None).code, 200);
+    assert_eq!(get(&t, "/").code, 200, "the page itself holds no data");
+    // With a token the Host is not restricted (the token is the gate).
+    assert_eq!(request(&t, "GET", "/api/stats", &[&auth, "Host: robot-7.lan:6889"], None).code, 200);
+    drop(t);
+
+    let ro = server(&["--read-only"]);
+    assert_error(&request(&ro, "DELETE", "/api/memory/1", WRITE, Some(br#"{"reason": "x"}"#)), 403, "read-only");
+    assert_error(&request(&ro, "PUT", "/api/memory/1", WRITE, Some(br#"{"content": "x"}"#)), 403, "read-only");
+    assert_eq!(get(&ro, "/api/memory/1").json()["status"], "active");
+}
+
+#[test]
+fn refuses_unsafe_binds() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_robotmem"))
+            .arg("--db")
+            .arg(dir.path().join("m.db"))
+            .args(["--no-embeddings", "web"])
+            .args(args)
+            .env_remove("ROBOTMEM_WEB_TOKEN")
+            .output()
+            .unwrap()
+    };
+    let o = run(&["--bind", "0.0.0.0:0"]);
+    assert_eq!(o.status.code(), Some(11));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--token"), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = run(&["--bind", "0.0.0.0:0", "--token", "short"]);
+    assert_eq!(o.status.code(), Some(11));
+    let o = run(&["--bind", "not-an-address"]);
+    assert_eq!(o.status.code(), Some(11));
+}
