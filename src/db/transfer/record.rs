@@ -6,7 +6,7 @@ use serde_json::{json, Map, Value};
 
 use crate::classify;
 use crate::embed::ModelStamp;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Status};
 use crate::limits::{self, MAX_CONTENT_CHARS, MAX_NAME_CHARS, MAX_REASON_CHARS, MIN_DESCRIPTION_CHARS};
 use crate::render::base64;
 use crate::store::transfer::{MemoryExtra, Outcome, SessionRecord};
@@ -137,9 +137,10 @@ fn header(f: &Fields) -> Result<Header> {
     }
     let version = f.int("version")?;
     if version > VERSION {
-        return Err(Error::invalid(format!(
-            "version {version} is newer than this robotmem reads ({VERSION}); upgrade robotmem"
-        )));
+        return Err(Error::new(
+            Status::SchemaTooNew,
+            format!("version {version} is newer than this robotmem reads ({VERSION}); upgrade robotmem"),
+        ));
     }
     let vectors = f.opt_bool("vectors")?.unwrap_or(false);
     let vectors_of = match (vectors, f.opt_str("model")?) {
@@ -288,7 +289,7 @@ fn memory(f: &Fields, stamp: Option<&ModelStamp>) -> Result<MemoryIn> {
 fn decode_vector(b64: &str, stamp: Option<&ModelStamp>) -> Result<Vec<f32>> {
     let bytes = decode("vector", b64)?;
     let v: Vec<f32> = bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
-    if bytes.len() % 4 != 0 || v.iter().any(|x| !x.is_finite()) {
+    if !bytes.len().is_multiple_of(4) || v.iter().any(|x| !x.is_finite()) {
         return Err(Error::invalid("vector is not a sequence of finite little-endian f32 values"));
     }
     if let Some(m) = stamp.filter(|m| m.dim != v.len()) {
@@ -301,7 +302,7 @@ fn decode_vector(b64: &str, stamp: Option<&ModelStamp>) -> Result<Vec<f32>> {
 pub fn decode(field: &str, s: &str) -> Result<Vec<u8>> {
     let bad = || Error::invalid(format!("{field} is not valid base64 (RFC 4648, with padding)"));
     let b = s.as_bytes();
-    if b.len() % 4 != 0 {
+    if !b.len().is_multiple_of(4) {
         return Err(bad());
     }
     let val = |c: u8| -> Option<u32> {
