@@ -31,15 +31,21 @@ pub const MAX_TAG_CHARS: usize = 64;
 
 /// Normalises user tags ("Robot Arm" → "robot_arm"), dropping repeats.
 pub fn user_tags(tags: &[&str]) -> Result<Vec<String>> {
-    if tags.len() > MAX_USER_TAGS {
-        return Err(Error::invalid(format!("{} tags given; the limit is {MAX_USER_TAGS}", tags.len())));
+    tag_list("tags", tags, MAX_USER_TAGS)
+}
+
+/// Normalises tags as [`user_tags`] does, at most `max` of them; messages name `field`.
+pub fn tag_list(field: &str, tags: &[&str], max: usize) -> Result<Vec<String>> {
+    if tags.len() > max {
+        return Err(Error::invalid(format!("{} {field} given; the limit is {max}", tags.len())));
     }
     let mut out: Vec<String> = Vec::with_capacity(tags.len());
     for t in tags {
         let n = crate::classify::normalize_tag(t);
         if n.is_empty() || n.chars().count() > MAX_TAG_CHARS || n.chars().any(char::is_control) {
+            let place = if field == "tags" { String::new() } else { format!(" in {field}") };
             return Err(Error::invalid(format!(
-                "tag {t:?} must have 1 to {MAX_TAG_CHARS} characters and no control characters"
+                "tag {t:?}{place} must have 1 to {MAX_TAG_CHARS} characters and no control characters"
             )));
         }
         if !out.contains(&n) {
@@ -47,6 +53,34 @@ pub fn user_tags(tags: &[&str]) -> Result<Vec<String>> {
         }
     }
     Ok(out)
+}
+
+/// Perception data: at most [`MAX_PERCEPTION_DATA`] bytes.
+pub fn perception_data(field: &str, data: &[u8]) -> Result<()> {
+    if data.len() > MAX_PERCEPTION_DATA {
+        return Err(Error::invalid(format!("{field} is {} bytes; the limit is {MAX_PERCEPTION_DATA}", data.len())));
+    }
+    Ok(())
+}
+
+/// Perception metadata: blank or absent → none; else trimmed JSON text of at most
+/// [`MAX_METADATA_BYTES`] bytes.
+pub fn perception_metadata<'a>(field: &str, value: Option<&'a str>) -> Result<Option<&'a str>> {
+    let Some(m) = value.map(str::trim).filter(|m| !m.is_empty()) else { return Ok(None) };
+    if m.len() > MAX_METADATA_BYTES {
+        return Err(Error::invalid(format!("{field} is larger than {MAX_METADATA_BYTES} bytes")));
+    }
+    serde_json::from_str::<Value>(m).map_err(|e| Error::invalid(format!("{field} is not valid JSON: {e}")))?;
+    Ok(Some(m))
+}
+
+/// A point in time given from outside (import): RFC 3339, returned in the form
+/// every stored time has, UTC with milliseconds (`2026-03-09T10:30:00.123Z`), so
+/// stored times keep comparing as text.
+pub fn timestamp(field: &str, value: &str) -> Result<String> {
+    chrono::DateTime::parse_from_rfc3339(value.trim())
+        .map(|t| t.with_timezone(&chrono::Utc).to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+        .map_err(|e| Error::invalid(format!("{field} {value:?} is not an RFC 3339 time ({e})")))
 }
 
 /// Results of one recall.
@@ -195,5 +229,16 @@ mod tests {
         assert!(context("context", Some("{broken")).is_err());
         assert!(context("context", Some(&"x".repeat(MAX_CONTEXT_BYTES + 1))).is_err());
         assert!(json_object("context_filter", "[1,2,3]", 100).is_err());
+    }
+
+    #[test]
+    fn import_fields() {
+        assert_eq!(timestamp("created_at", "2026-03-09T10:30:00.123Z").unwrap(), "2026-03-09T10:30:00.123Z");
+        assert_eq!(timestamp("created_at", "2026-03-09T12:30:00+02:00").unwrap(), "2026-03-09T10:30:00.000Z");
+        assert!(timestamp("created_at", "yesterday").unwrap_err().message.starts_with("created_at "));
+        assert!(tag_list("auto_tags", &["a"; 3], 2).unwrap_err().message.contains("auto_tags"));
+        assert_eq!(perception_metadata("metadata", Some("  ")).unwrap(), None);
+        assert!(perception_metadata("metadata", Some("{")).is_err());
+        assert!(perception_data("data", &vec![0; MAX_PERCEPTION_DATA + 1]).is_err());
     }
 }

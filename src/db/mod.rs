@@ -5,6 +5,7 @@
 mod browse;
 mod embedding;
 mod sessions;
+pub mod transfer;
 mod touches;
 #[cfg(test)]
 mod tests;

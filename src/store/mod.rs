@@ -11,6 +11,7 @@ pub mod browse;
 mod group;
 pub mod memory;
 pub mod schema;
+pub mod transfer;
 pub mod vectors;
 
 pub use group::{NoHooks, TxHooks};
