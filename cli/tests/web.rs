@@ -153,7 +153,7 @@ fn read_endpoints() {
     let r = get(&s, "/api/search?q=red%20cup&n=3").json();
     assert_eq!((r["mode"].as_str(), r["memories"].as_array().unwrap().len()), (Some("bm25_only"), 3));
     assert!(r["memories"][0]["_rrf_score"].is_number());
-    let f = get(&s, "/api/search?q=*&filter=%7B%22task.success%22%3A%20false%7D").json();
+    let f = get(&s, "/api/search?q=*&collection=lab&filter=%7B%22task.success%22%3A%20false%7D").json();
     assert_eq!(f["memories"][0]["content"], "<img src=x onerror=alert(1)> gripper slipped at 3N");
     assert_error(&get(&s, "/api/search"), 400, "q");
     assert_error(&get(&s, "/api/search?q=x&filter=%7Bbad"), 400, "context_filter");

@@ -82,6 +82,11 @@ impl Db {
         Ok(s)
     }
 
+    /// Collections that hold active memories, with their counts, by name.
+    pub fn collections(&self) -> Result<Vec<(String, i64)>> {
+        self.store.read(browse::active_collections)
+    }
+
     /// Sessions, newest first, with their memory counts and latest outcomes.
     pub fn sessions(&self, offset: u64, limit: u32) -> Result<SessionPage> {
         page(offset, limit)?;

@@ -395,7 +395,7 @@ impl Db {
             Some(Some(_)) => QueryVector::Embedded,
         };
         let (hits, mode) = self.store.read(|conn| self.hits(conn, &plan, query.flatten().as_deref()))?;
-        self.record_recall(&hits);
+        self.record_recall(&hits, mode);
         Ok(RecallResult { hits, mode, query_vector: vector, query_ms: started.elapsed().as_secs_f64() * 1e3 })
     }
 

@@ -12,7 +12,7 @@ use rusqlite::{params, Connection};
 use super::{now, Db};
 use crate::error::Result;
 use crate::store::memory;
-use crate::types::Hit;
+use crate::types::{Hit, SearchMode};
 
 /// Pending hits at which a recall tries to write them without waiting.
 const FLUSH_AT: usize = 256;
@@ -80,13 +80,16 @@ impl Db {
         self.touches.lock().merge(pending);
     }
 
-    /// Records one recall and its hits.
-    pub(super) fn record_recall(&self, hits: &[Hit]) {
+    /// Records one recall and its hits. A listing (mode `Scan`: a query with no
+    /// word, such as `"*"`) is not a search and is not counted as a recall.
+    pub(super) fn record_recall(&self, hits: &[Hit], mode: SearchMode) {
         let at = now();
         let pending = {
             let mut t = self.touches.lock();
-            t.recalls += 1;
-            t.zero_hit += i64::from(!hits.iter().any(|h| h.matched));
+            if mode != SearchMode::Scan {
+                t.recalls += 1;
+                t.zero_hit += i64::from(!hits.iter().any(|h| h.matched));
+            }
             for h in hits {
                 let e = t.hits.entry(h.memory.id).or_insert((0, at.clone()));
                 e.0 += 1;

@@ -181,6 +181,15 @@ pub fn damaged(conn: &Connection, max: usize) -> Result<(Vec<i64>, i64)> {
     Ok((bad, read))
 }
 
+/// Collections with active memories and their counts, by name (an index-only scan).
+pub fn active_collections(conn: &Connection) -> Result<Vec<(String, i64)>> {
+    let mut st = conn.prepare_cached(
+        "SELECT collection, count(*) FROM memories INDEXED BY idx_mem_active WHERE status = 'active' GROUP BY collection ORDER BY collection",
+    )?;
+    let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+}
+
 /// Active memories, and those holding a vector.
 pub fn active_and_embedded(conn: &Connection) -> Result<(i64, i64)> {
     Ok(conn

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use robotmem::{EmbeddingStatus, Hit, LearnOutcome, Memory, MemoryStatus, RecallResult, SessionEnded};
+use robotmem::{EmbeddingStatus, Hit, LearnOutcome, Memory, MemoryStatus, PerceptionOutcome, RecallResult, SessionEnded};
 
 /// A text on one line: newlines and other control characters shown escaped, so a
 /// memory cannot forge lines of the listing (or move the terminal's cursor).
@@ -34,6 +34,13 @@ pub(super) fn memory_line(out: &mut String, m: &Memory, note: &str) {
     let status = if m.status == MemoryStatus::Active { String::new() } else { format!(" · {}", m.status.as_str()) };
     let note = if note.is_empty() { String::new() } else { format!("{note}  ") };
     let _ = writeln!(out, "#{:<6} [{} · {}{}]  {}{}", m.id, m.kind.as_str(), line(&m.category), status, note, line(&m.content));
+}
+
+pub fn perception(o: &PerceptionOutcome) -> String {
+    match &o.duplicate {
+        Some(d) => format!("duplicate of #{} ({}); nothing stored\n", o.memory_id, d.method.as_str()),
+        None => format!("stored #{}: {} perception in {}\n", o.memory_id, o.perception_type.as_str(), line(&o.collection)),
+    }
 }
 
 fn hit_line(out: &mut String, h: &Hit) {

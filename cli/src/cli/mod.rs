@@ -8,7 +8,7 @@ mod transfer;
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use robotmem::{render, Db, Durability, Error, LearnRequest, OpenOptions, RecallRequest, Result, Status};
+use robotmem::{render, Db, Durability, Error, LearnRequest, OpenOptions, PerceptionRequest, PerceptionType, RecallRequest, Result, Status};
 use serde_json::{json, Value};
 
 #[derive(Parser, Debug)]
@@ -57,6 +57,28 @@ enum Command {
         #[arg(long)]
         session: Option<String>,
         /// A user tag (repeatable).
+        #[arg(long = "tag", value_name = "TAG")]
+        tags: Vec<String>,
+    },
+    /// Store a perception: a description with sensor data (rm_save_perception).
+    Perceive {
+        /// What was perceived, 5-300 characters.
+        description: String,
+        /// visual, tactile, auditory, proprioceptive or procedural.
+        #[arg(long = "type", value_name = "TYPE")]
+        kind: String,
+        /// Sensor data file (JSON such as {"force": [...]} or binary); "-" reads stdin.
+        #[arg(long, value_name = "FILE")]
+        data: Option<PathBuf>,
+        /// Metadata: a JSON object (format, units, rate).
+        #[arg(long, value_name = "JSON")]
+        metadata: Option<String>,
+        #[arg(long)]
+        context: Option<String>,
+        #[arg(long)]
+        collection: Option<String>,
+        #[arg(long)]
+        session: Option<String>,
         #[arg(long = "tag", value_name = "TAG")]
         tags: Vec<String>,
     },
@@ -188,6 +210,21 @@ pub fn run(a: Args) -> Result<()> {
             })?;
             out(render::learn(&o), human::learn(&o));
         }
+        Command::Perceive { description, kind, data, metadata, context, collection, session, tags } => {
+            let bytes = data.as_deref().map(read_data).transpose()?;
+            let tags: Vec<&str> = tags.iter().map(String::as_str).collect();
+            let o = db.save_perception(&PerceptionRequest {
+                description,
+                perception_type: PerceptionType::parse(kind)?,
+                data: bytes.as_deref(),
+                metadata: metadata.as_deref(),
+                context: context.as_deref(),
+                collection: collection.as_deref(),
+                session_id: session.as_deref(),
+                tags: &tags,
+            })?;
+            out(render::perception(&o), human::perception(&o));
+        }
         Command::Recall { query, n, min_confidence, collection, session, filter, spatial } => {
             let r = db.recall(&RecallRequest {
                 query,
@@ -241,6 +278,21 @@ pub fn run(a: Args) -> Result<()> {
         }
     }
     db.close()
+}
+
+/// A data file's bytes ("-": stdin), at most the library's limit plus one byte
+/// (so an oversize file is refused by the library with its message).
+fn read_data(path: &std::path::Path) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let limit = robotmem::limits::MAX_PERCEPTION_DATA as u64 + 1;
+    let mut buf = Vec::new();
+    let read = if path.as_os_str() == "-" {
+        std::io::stdin().take(limit).read_to_end(&mut buf)
+    } else {
+        std::fs::File::open(path).and_then(|f| f.take(limit).read_to_end(&mut buf))
+    };
+    read.map_err(|e| Error::new(Status::Io, format!("data: cannot read {}: {e}", path.display())))?;
+    Ok(buf)
 }
 
 /// The error of a failed call, on stderr (stdout keeps only results): one JSON

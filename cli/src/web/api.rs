@@ -195,7 +195,8 @@ pub async fn session_memories(State(app): State<Arc<App>>, Path(sid): Path<Strin
 /// Categories whose memories are lessons from something that went wrong.
 const FAILURE_CATEGORIES: [&str; 3] = ["postmortem", "gotcha", "root_cause"];
 
-/// The newest memories of failures: a lesson category, or a context saying the task failed.
+/// The newest memories of failures in every collection: a lesson category, or a
+/// context saying the task failed.
 pub async fn recent_failures(State(app): State<Arc<App>>, Query(q): Params) -> Response {
     answer(app, move |db| {
         let n: u32 = param(&q, "n", 10)?;
@@ -206,8 +207,17 @@ pub async fn recent_failures(State(app): State<Arc<App>>, Query(q): Params) -> R
         for category in FAILURE_CATEGORIES {
             found.extend(db.list(&ListRequest { category: Some(category), limit: n, ..Default::default() })?.memories);
         }
-        let failed = db.recall(&RecallRequest { query: "*", n: i64::from(n), min_confidence: 0.0, context_filter: Some(r#"{"task.success": false}"#), ..Default::default() })?;
-        found.extend(failed.hits.into_iter().filter(|h| h.matched).map(|h| h.memory));
+        for (collection, _) in db.collections()? {
+            let failed = db.recall(&RecallRequest {
+                query: "*",
+                collection: Some(&collection),
+                n: i64::from(n),
+                min_confidence: 0.0,
+                context_filter: Some(r#"{"task.success": false}"#),
+                ..Default::default()
+            })?;
+            found.extend(failed.hits.into_iter().filter(|h| h.matched).map(|h| h.memory));
+        }
         found.sort_by(|a, b| b.id.cmp(&a.id));
         found.dedup_by_key(|m| m.id);
         found.truncate(n as usize);

@@ -154,7 +154,7 @@ async function dashboard() {
       card("db-size", (s.db_bytes / 1048576).toFixed(1) + " MiB", "database file")),
     el("div", { class: "grid2" },
       el("div", { class: "panel" }, el("h3", {}, "Categories (active)"), bars(pairs(s.by_category), "chart-categories")),
-      el("div", { class: "panel" }, el("h3", {}, "Types (active)"), bars(pairs({ ...s.by_type, ...s.by_perception }), "chart-types")),
+      el("div", { class: "panel" }, el("h3", {}, "Types (active)"), bars(pairs(s.by_type).concat(pairs(s.by_perception).map(([k, n]) => ["perception: " + k, n])), "chart-types")),
       el("div", { class: "panel" }, el("h3", {}, "Learned per day"), columns(s.per_day.map((d) => d.count), s.per_day.map((d) => d.day), "chart-days")),
       el("div", { class: "panel" }, el("h3", {}, "Confidence (active)"), columns(s.confidence_histogram, ["0", "", "", "", "", "", "", "", "", "1"], "chart-confidence"))),
     el("div", { class: "grid2" },
