@@ -192,7 +192,7 @@ pub fn session_ended(s: &SessionEnded) -> Value {
 
 /// A page of [`crate::Db::list`].
 pub fn memory_page(p: &MemoryPage) -> Value {
-    json!({ "memories": p.memories.iter().map(memory).collect::<Vec<_>>(), "total": p.total })
+    json!({ "memories": p.memories.iter().map(memory).collect::<Vec<_>>(), "total": p.total, "total_exact": p.total_exact })
 }
 
 /// [`crate::Db::stats`].

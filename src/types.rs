@@ -447,8 +447,10 @@ impl Default for ListRequest<'_> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct MemoryPage {
     pub memories: Vec<Memory>,
-    /// Memories that pass the filters (all pages).
+    /// Memories that pass the filters (all pages); at most 10,000 when `total_exact`
+    /// is false (a filter no index answers is counted only that far).
     pub total: i64,
+    pub total_exact: bool,
 }
 
 /// Memories of one collection.

@@ -173,6 +173,34 @@ fn sessions_list_stats_doctor() {
     assert!(d["checks"].as_array().unwrap().iter().any(|c| c["name"] == "checksums"));
 }
 
+#[test]
+fn perceive_status_reembed() {
+    let r = Run::new();
+    let data = r.dir.path().join("trace.json");
+    std::fs::write(&data, r#"{"force": [0.1, 0.5, 2.0, 4.5, 4.4], "units": "N"}"#).unwrap();
+    let p = r.json(&["perceive", "force while grasping the red cup", "--type", "tactile", "--data", data.to_str().unwrap(), "--metadata", r#"{"rate_hz": 100}"#]);
+    assert_eq!((p["status"].as_str(), p["perception_type"].as_str()), (Some("created"), Some("tactile")), "{p}");
+    let id = p["memory_id"].as_i64().unwrap();
+    let got = r.json(&["get", &id.to_string()]);
+    assert_eq!(got["perception_data"]["force"][3], 4.5);
+    assert_eq!(got["perception_metadata"], r#"{"rate_hz": 100}"#);
+    let bin = r.dir.path().join("frame.bin");
+    std::fs::write(&bin, [0u8, 159, 146, 150, 255]).unwrap();
+    let b = r.json(&["perceive", "a depth frame of the shelf", "--type", "visual", "--data", bin.to_str().unwrap()]);
+    let got = r.json(&["get", &b["memory_id"].to_string()]);
+    assert_eq!(got["perception_data"]["base64"], "AJ+Slv8=", "binary data comes back as base64");
+    let e = r.fails(&["perceive", "force while grasping", "--type", "smell"], 11);
+    assert!(e["error"]["message"].as_str().unwrap().contains("perception_type"), "{e}");
+    let e = r.fails(&["perceive", "force while grasping", "--type", "tactile", "--data", "/nonexistent/trace.json"], 15);
+    assert!(e["error"]["message"].as_str().unwrap().contains("data"), "{e}");
+
+    let st = r.json(&["status"]);
+    assert_eq!(st["state"], "unavailable");
+    assert_eq!(st["pending"], 2);
+    let e = r.fails(&["reembed"], 17);
+    assert_eq!(e["error"]["status"], "RM_EMBEDDING_UNAVAILABLE");
+}
+
 /// A damaged memory text: doctor --full fails (exit 16) and names the memory.
 #[test]
 fn doctor_reports_damage() {

@@ -82,6 +82,19 @@ impl Db {
         Ok(s)
     }
 
+    /// The newest memories of failures (a lesson category — postmortem, gotcha,
+    /// root_cause — or a context with `task.success` false), in every collection,
+    /// among the newest `window` memories (1–1,000,000; 10,000 is the console's).
+    pub fn recent_failures(&self, n: u32, window: i64) -> Result<Vec<Memory>> {
+        if !(1..=100).contains(&n) {
+            return Err(Error::invalid(format!("n must be in 1..=100 (got {n})")));
+        }
+        if !(1..=1_000_000).contains(&window) {
+            return Err(Error::invalid(format!("window must be in 1..=1000000 (got {window})")));
+        }
+        self.store.read(|c| browse::recent_failures(c, n, window))
+    }
+
     /// Collections that hold active memories, with their counts, by name.
     pub fn collections(&self) -> Result<Vec<(String, i64)>> {
         self.store.read(browse::active_collections)

@@ -9,34 +9,42 @@ use super::memory::{self, COLUMNS};
 use crate::error::Result;
 use crate::types::*;
 
+/// Matches counted at most by a filtered list (see [`list`]).
+const COUNT_CAP: i64 = 10_000;
+
 /// The WHERE clause and parameters of a list request (validated by the caller).
 fn filters(req: &ListRequest, collection: Option<&str>, session: Option<&str>, since: Option<&str>) -> (String, Vec<Value>) {
     let mut clauses: Vec<&str> = Vec::new();
     let mut args: Vec<Value> = Vec::new();
-    let mut add = |clause: &'static str, v: Value| {
+    let mut add = |clauses: &mut Vec<&str>, clause: &'static str, v: Value| {
         clauses.push(clause);
         args.push(v);
     };
     if let Some(c) = collection {
-        add("collection = ?", Value::Text(c.to_string()));
+        add(&mut clauses, "collection = ?", Value::Text(c.to_string()));
     }
-    if let Some(s) = req.status {
-        add("status = ?", Value::Text(s.as_str().to_string()));
+    // A literal, not a parameter: `status = 'active'` lets SQLite use the partial
+    // index of active memories (a count of 100k takes ~1 ms instead of a table scan).
+    match req.status {
+        Some(MemoryStatus::Active) => clauses.push("status = 'active'"),
+        Some(MemoryStatus::Superseded) => clauses.push("status = 'superseded'"),
+        Some(MemoryStatus::Invalidated) => clauses.push("status = 'invalidated'"),
+        None => {}
     }
     if let Some(k) = req.kind {
-        add("type = ?", Value::Text(k.as_str().to_string()));
+        add(&mut clauses, "type = ?", Value::Text(k.as_str().to_string()));
     }
     if let Some(c) = req.category {
-        add("category = ?", Value::Text(c.to_string()));
+        add(&mut clauses, "category = ?", Value::Text(c.to_string()));
     }
     if let Some(s) = session {
-        add("session_id = ?", Value::Text(s.to_string()));
+        add(&mut clauses, "session_id = ?", Value::Text(s.to_string()));
     }
     if req.min_confidence > 0.0 {
-        add("confidence >= ?", Value::Real(req.min_confidence));
+        add(&mut clauses, "confidence >= ?", Value::Real(req.min_confidence));
     }
     if let Some(t) = since {
-        add("created_at >= ?", Value::Text(t.to_string()));
+        add(&mut clauses, "created_at >= ?", Value::Text(t.to_string()));
     }
     let clause = if clauses.is_empty() { String::new() } else { format!(" WHERE {}", clauses.join(" AND ")) };
     (clause, args)
@@ -53,10 +61,19 @@ pub fn list(conn: &Connection, req: &ListRequest, collection: Option<&str>, sess
     while let Some(r) = rows.next()? {
         memories.push(memory::from_row(r)?);
     }
-    let total: i64 = conn
-        .prepare_cached(&format!("SELECT count(*) FROM memories{clause}"))?
-        .query_row(params_from_iter(args.iter()), |r| r.get(0))?;
-    Ok(MemoryPage { memories, total })
+    // Exact when an index answers it (active memories, of one collection or all;
+    // every memory); otherwise counted up to COUNT_CAP matches, so a filter on an
+    // unindexed column never makes a page read the whole table twice.
+    let indexed = req.kind.is_none() && req.category.is_none() && session.is_none() && req.min_confidence <= 0.0 && since.is_none()
+        && (req.status == Some(MemoryStatus::Active) || (req.status.is_none() && collection.is_none()));
+    let sql = if indexed {
+        format!("SELECT count(*) FROM memories{clause}")
+    } else {
+        format!("SELECT count(*) FROM (SELECT 1 FROM memories{clause} LIMIT {})", COUNT_CAP + 1)
+    };
+    let counted: i64 = conn.prepare_cached(&sql)?.query_row(params_from_iter(args.iter()), |r| r.get(0))?;
+    let total = if indexed { counted } else { counted.min(COUNT_CAP) };
+    Ok(MemoryPage { memories, total, total_exact: indexed || counted <= COUNT_CAP })
 }
 
 fn bump(v: &mut Vec<(String, i64)>, key: &str) {
@@ -179,6 +196,27 @@ pub fn damaged(conn: &Connection, max: usize) -> Result<(Vec<i64>, i64)> {
         }
     }
     Ok((bad, read))
+}
+
+/// The newest active memories of failures among the last `window` memories: a
+/// lesson category (postmortem, gotcha, root_cause) or a context whose
+/// `task.success` is false. Reads at most `window` rows (a range of ids).
+pub fn recent_failures(conn: &Connection, n: u32, window: i64) -> Result<Vec<Memory>> {
+    let sql = format!(
+        "SELECT {COLUMNS} FROM memories
+         WHERE id > (SELECT coalesce(max(id), 0) FROM memories) - ?1 AND status = 'active'
+           AND (category IN ('postmortem', 'gotcha', 'root_cause')
+                OR (json_valid(context) AND json_extract(context, '$.task.success') = 0
+                    AND json_type(context, '$.task.success') = 'false'))
+         ORDER BY id DESC LIMIT ?2"
+    );
+    let mut st = conn.prepare_cached(&sql)?;
+    let mut rows = st.query(rusqlite::params![window, n])?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next()? {
+        out.push(memory::from_row(r)?);
+    }
+    Ok(out)
 }
 
 /// Collections with active memories and their counts, by name (an index-only scan).

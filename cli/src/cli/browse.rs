@@ -103,7 +103,7 @@ pub fn list(db: &Db, a: &ListArgs, json: bool) -> Result<()> {
         memory_line(&mut text, m, "");
     }
     let pages = (p.total as u64).div_ceil(u64::from(a.per_page)).max(1);
-    let _ = writeln!(text, "page {} of {pages} · {} memories", a.page, p.total);
+    let _ = writeln!(text, "page {} of {pages}{} · {}{} memories", a.page, if p.total_exact { "" } else { "+" }, p.total, if p.total_exact { "" } else { "+" });
     let mut v = render::memory_page(&p);
     v["page"] = json!(a.page);
     v["per_page"] = json!(a.per_page);

@@ -192,35 +192,13 @@ pub async fn session_memories(State(app): State<Arc<App>>, Path(sid): Path<Strin
     .await
 }
 
-/// Categories whose memories are lessons from something that went wrong.
-const FAILURE_CATEGORIES: [&str; 3] = ["postmortem", "gotcha", "root_cause"];
+/// Memories examined for recent failures: the newest this many.
+const FAILURE_WINDOW: i64 = 10_000;
 
-/// The newest memories of failures in every collection: a lesson category, or a
-/// context saying the task failed.
+/// The newest memories of failures (see `Db::recent_failures`).
 pub async fn recent_failures(State(app): State<Arc<App>>, Query(q): Params) -> Response {
     answer(app, move |db| {
-        let n: u32 = param(&q, "n", 10)?;
-        if !(1..=100).contains(&n) {
-            return Err(Error::invalid(format!("n must be in 1..=100 (got {n})")));
-        }
-        let mut found: Vec<robotmem::Memory> = Vec::new();
-        for category in FAILURE_CATEGORIES {
-            found.extend(db.list(&ListRequest { category: Some(category), limit: n, ..Default::default() })?.memories);
-        }
-        for (collection, _) in db.collections()? {
-            let failed = db.recall(&RecallRequest {
-                query: "*",
-                collection: Some(&collection),
-                n: i64::from(n),
-                min_confidence: 0.0,
-                context_filter: Some(r#"{"task.success": false}"#),
-                ..Default::default()
-            })?;
-            found.extend(failed.hits.into_iter().filter(|h| h.matched).map(|h| h.memory));
-        }
-        found.sort_by(|a, b| b.id.cmp(&a.id));
-        found.dedup_by_key(|m| m.id);
-        found.truncate(n as usize);
+        let found = db.recent_failures(param(&q, "n", 10)?, FAILURE_WINDOW)?;
         Ok(json!({"memories": found.iter().map(render::memory).collect::<Vec<_>>(), "total": found.len()}))
     })
     .await

@@ -175,11 +175,12 @@ function filterForm(q, onSubmit) {
   f.addEventListener("submit", (e) => { e.preventDefault(); onSubmit(new URLSearchParams([...new FormData(f)].filter(([, v]) => v !== ""))); });
   return f;
 }
-function pager(page, pages, total, to) {
+function pager(page, pages, total, to, exact = true) {
+  const more = exact ? "" : "+";
   return el("div", { class: "pager" },
     el("button", { id: "prev-page", disabled: page <= 1, on: { click: () => to(page - 1) } }, "‹ previous"),
-    el("span", { id: "page-info" }, `page ${page} of ${pages} · ${total} memories`),
-    el("button", { id: "next-page", disabled: page >= pages, on: { click: () => to(page + 1) } }, "next ›"));
+    el("span", { id: "page-info" }, `page ${page} of ${pages}${more} · ${total}${more} memories`),
+    el("button", { id: "next-page", disabled: page >= pages && exact, on: { click: () => to(page + 1) } }, "next ›"));
 }
 
 async function memories(q) {
@@ -188,7 +189,7 @@ async function memories(q) {
   const p = await api("/api/memories?" + q.toString());
   const pages = Math.max(1, Math.ceil(p.total / p.per_page));
   const to = (n) => { q.set("page", String(n)); go("#/memories?" + q.toString()); };
-  show(el("h2", {}, "Memories"), filterForm(q, (nq) => go("#/memories?" + nq.toString())), memoryTable(p.memories), pager(page, pages, p.total, to));
+  show(el("h2", {}, "Memories"), filterForm(q, (nq) => go("#/memories?" + nq.toString())), memoryTable(p.memories), pager(page, pages, p.total, to, p.total_exact));
 }
 
 async function search(q) {
