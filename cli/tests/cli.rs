@@ -201,6 +201,43 @@ fn perceive_status_reembed() {
     assert_eq!(e["error"]["status"], "RM_EMBEDDING_UNAVAILABLE");
 }
 
+/// With the default model: memories get vectors, and doctor checks the vector
+/// index against the table (skipped loudly without the provisioned model).
+#[test]
+fn doctor_with_the_model() {
+    let models = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.cache/models");
+    let (dir, ort) = (models.join("use-multilingual-v3-int8"), models.join("onnxruntime/libonnxruntime.so"));
+    if !dir.join("model.onnx").is_file() || !ort.is_file() {
+        assert_ne!(std::env::var("ROBOTMEM_REQUIRE_MODEL").as_deref(), Ok("1"), "no model under {}", models.display());
+        eprintln!("SKIPPED doctor_with_the_model: no model under {} (run scripts/fetch-model.sh)", models.display());
+        return;
+    }
+    let r = Run::new();
+    let run = |args: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_robotmem"))
+            .arg("--db")
+            .arg(r.db())
+            .arg("--model-dir")
+            .arg(&dir)
+            .arg("--ort-library")
+            .arg(&ort)
+            .args(["--durability", "normal", "--json"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice::<Value>(&o.stdout).unwrap()
+    };
+    assert_eq!(run(&["learn", "Lidar gets confused by glass walls in the lobby"])["has_embedding"], true);
+    assert_eq!(run(&["learn", "激光雷达在大厅里会被玻璃墙干扰"])["has_embedding"], true);
+    let d = run(&["doctor", "--full"]);
+    let check = |name: &str| d["checks"].as_array().unwrap().iter().find(|c| c["name"] == name).cloned().unwrap_or_else(|| panic!("no {name} check: {d}"));
+    assert_eq!(check("vector index")["ok"], true, "{d}");
+    assert!(check("vector index")["detail"].as_str().unwrap().starts_with("2 stored vectors"), "{d}");
+    assert_eq!(check("model")["ok"], true);
+    assert_eq!(run(&["status"])["state"], "ready");
+}
+
 /// A damaged memory text: doctor --full fails (exit 16) and names the memory.
 #[test]
 fn doctor_reports_damage() {

@@ -182,6 +182,12 @@ impl Db {
             format!("{wal_bytes} bytes"),
             "a reader holds the log open: close long-lived handles (or reopen them) so it can be copied back",
         ));
+        checks.push(DoctorCheck {
+            name: "size",
+            ok: true,
+            detail: format!("{} memories ({} active) in {db_bytes} bytes", stats.memories, stats.active),
+            fix: String::new(),
+        });
         let rate = if stats.recalls > 0 { stats.zero_hit_recalls as f64 / stats.recalls as f64 } else { 0.0 };
         checks.push(DoctorCheck {
             name: "zero-hit recalls",

@@ -55,6 +55,32 @@ struct Draft<'a> {
     vector: Option<Embedding>,
 }
 
+impl<'a> Draft<'a> {
+    /// The row of this draft, with its category, confidence and decay rate (the
+    /// classifier's for a learn, the file's for an import) and creation time.
+    fn row(&'a self, category: &'a str, confidence: f64, decay_rate: f64, now: &'a str) -> memory::NewMemory<'a> {
+        let (ptype, data, meta) = self.perception.map_or((None, None, None), |(t, a, m)| (Some(t), a, m));
+        memory::NewMemory {
+            session_id: self.session,
+            collection: self.collection,
+            kind: self.kind,
+            content: self.content,
+            context: &self.ctx_json,
+            perception_type: ptype,
+            perception_data: data,
+            perception_metadata: meta,
+            category,
+            confidence,
+            decay_rate,
+            content_hash: &self.hash,
+            scope: &self.cls.scope,
+            is_real: self.is_real,
+            terms: &self.terms,
+            now,
+        }
+    }
+}
+
 /// What `store_draft` did.
 struct Stored {
     id: i64,
@@ -242,25 +268,8 @@ impl Db {
             if let Some((id, row)) = session {
                 row.ensure_active(id)?;
             }
-            let (ptype, data, meta) = d.perception.map_or((None, None, None), |(t, a, m)| (Some(t), a, m));
-            let new = memory::NewMemory {
-                session_id: d.session,
-                collection: d.collection,
-                kind: d.kind,
-                content: d.content,
-                context: &d.ctx_json,
-                perception_type: ptype,
-                perception_data: data,
-                perception_metadata: meta,
-                category: d.cls.category,
-                confidence: d.cls.confidence,
-                decay_rate: self.opts.decay_rate,
-                content_hash: &d.hash,
-                scope: &d.cls.scope,
-                is_real: d.is_real,
-                terms: &d.terms,
-                now: &now(),
-            };
+            let now = now();
+            let new = d.row(d.cls.category, d.cls.confidence, self.opts.decay_rate, &now);
             let id = memory::insert(tx, &new)?;
             memory::set_auto_tags(tx, id, &d.cls.tags)?;
             memory::add_user_tags(tx, id, &d.user_tags)?;

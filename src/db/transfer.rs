@@ -26,7 +26,7 @@ use crate::error::{Error, Result, Status};
 use crate::limits;
 use crate::search;
 use crate::session;
-use crate::store::memory::{self, NewMemory};
+use crate::store::memory;
 use crate::store::transfer::{self as sql, Restored};
 use crate::store::vectors;
 use crate::types::MemoryStatus;
@@ -231,28 +231,7 @@ impl Db {
         if let Some(existing_id) = existing {
             return Ok(LineOutcome::Duplicate { existing_id });
         }
-        let (ptype, data, meta) = d.perception.map_or((None, None, None), |(t, a, b)| (Some(t), a, b));
-        let id = memory::insert(
-            tx,
-            &NewMemory {
-                session_id: d.session,
-                collection: d.collection,
-                kind: d.kind,
-                content: d.content,
-                context: &d.ctx_json,
-                perception_type: ptype,
-                perception_data: data,
-                perception_metadata: meta,
-                category: &m.category,
-                confidence: m.confidence,
-                decay_rate: m.decay_rate,
-                content_hash: &d.hash,
-                scope: &d.cls.scope,
-                is_real: d.is_real,
-                terms: &d.terms,
-                now: &m.created_at,
-            },
-        )?;
+        let id = memory::insert(tx, &d.row(&m.category, m.confidence, m.decay_rate, &m.created_at))?;
         let restored = Restored {
             status: m.status.as_str(),
             decay_base: m.decay_base,
