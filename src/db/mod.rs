@@ -12,13 +12,12 @@ mod tests;
 
 use parking_lot::Mutex;
 use rusqlite::{params, Connection};
-use serde_json::Value;
 
 use crate::classify;
 use crate::dedup::{self, Terms};
 use crate::embed::{self, Embedder, Embedding};
 use crate::error::{Error, Result, Status};
-use crate::limits::{self, MAX_CONTENT_CHARS, MAX_METADATA_BYTES, MAX_PERCEPTION_DATA, MAX_REASON_CHARS};
+use crate::limits::{self, MAX_CONTENT_CHARS, MAX_REASON_CHARS};
 use crate::options::OpenOptions;
 use crate::search::{self, ContextFilter, SpatialSort};
 use crate::session;
@@ -325,24 +324,9 @@ impl Db {
             MAX_CONTENT_CHARS,
         )?;
         if let Some(d) = req.data {
-            if d.len() > MAX_PERCEPTION_DATA {
-                return Err(Error::invalid(format!(
-                    "data is {} bytes; the limit is {MAX_PERCEPTION_DATA}",
-                    d.len()
-                )));
-            }
+            limits::perception_data("data", d)?;
         }
-        let metadata = match req.metadata.map(str::trim).filter(|m| !m.is_empty()) {
-            Some(m) => {
-                if m.len() > MAX_METADATA_BYTES {
-                    return Err(Error::invalid(format!("metadata is larger than {MAX_METADATA_BYTES} bytes")));
-                }
-                serde_json::from_str::<Value>(m)
-                    .map_err(|e| Error::invalid(format!("metadata is not valid JSON: {e}")))?;
-                Some(m)
-            }
-            None => None,
-        };
+        let metadata = limits::perception_metadata("metadata", req.metadata)?;
         let ptype = req.perception_type;
         let fields = DraftRequest {
             tags: req.tags,
