@@ -215,7 +215,11 @@ fn writes_need_csrf_and_valid_bodies() {
 fn host_token_and_read_only() {
     let s = server(&[]);
     // DNS rebinding: a request for another host name reaches a loopback console.
-    assert_error(&request(&s, "GET", "/api/stats", &["Host: attacker.example"], None), 403, "localhost");
+    for host in ["attacker.example", "127.attacker.example", "localhost.attacker.example", "127.0.0.1.nip.io:6889", ""] {
+        assert_error(&request(&s, "GET", "/api/stats", &[&format!("Host: {host}")], None), 403, "localhost");
+    }
+    assert_eq!(request(&s, "GET", "/api/stats", &[&format!("Host: [::1]:{}", s.port)], None).code, 200);
+    assert_eq!(request(&s, "GET", "/api/stats", &[&format!("Host: 127.0.0.2:{}", s.port)], None).code, 200);
     assert_eq!(request(&s, "GET", "/api/stats", &[&format!("Host: localhost:{}", s.port)], None).code, 200);
     drop(s);
 

@@ -47,7 +47,8 @@ fn host_is_loopback(headers: &HeaderMap) -> bool {
     } else {
         host.rsplit_once(':').map_or(host, |(h, _)| h)
     };
-    matches!(name, "127.0.0.1" | "localhost" | "::1") || name.starts_with("127.")
+    // An address, not a prefix: "127.evil.example" is a name an attacker's DNS answers.
+    name.eq_ignore_ascii_case("localhost") || name.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 /// Compares without stopping at the first difference (no timing oracle).
