@@ -6,11 +6,13 @@
 //!
 //! Requests are served concurrently: every library call runs on tokio's
 //! blocking pool over one shared [`Db`]. stdout carries only protocol
-//! messages; logs go to stderr. stdin EOF or SIGTERM/SIGINT closes the
+//! messages (a line that is not JSON gets a JSON-RPC parse error, see
+//! [`stdio`]); logs go to stderr. stdin EOF or SIGTERM/SIGINT closes the
 //! database cleanly.
 
 mod params;
 mod resources;
+mod stdio;
 mod tools;
 
 use std::sync::Arc;
@@ -111,8 +113,9 @@ pub fn serve(db: Db, _a: &McpArgs) -> Result<()> {
     let db = Arc::new(db);
     let server = Server { db: db.clone() };
     let served = rt.block_on(async move {
+        let (transport, relay) = stdio::relay(tokio::io::stdin(), tokio::io::stdout());
         let running = server
-            .serve(rmcp::transport::stdio())
+            .serve(transport)
             .await
             .map_err(|e| Error::new(robotmem::Status::Io, format!("MCP session did not start: {e}")))?;
         let token = running.cancellation_token();
@@ -126,6 +129,8 @@ pub fn serve(db: Db, _a: &McpArgs) -> Result<()> {
                 wait.await
             }
         };
+        // Let the last responses reach stdout (on a signal stdin may never end: bounded).
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(2), relay).await;
         quit.map(|_| ()).map_err(|e| Error::internal(format!("MCP service: {e}")))
     });
     // Requests still running on the blocking pool hold the Db; let them end.
