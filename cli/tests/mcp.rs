@@ -176,6 +176,27 @@ fn initialize_negotiates_current_and_older_versions() {
     assert!(s.finish().success());
 }
 
+#[test]
+fn current_protocol_via_server_discover() {
+    let (_dir, db) = temp();
+    let mut s = Server::start(&db);
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"}, "io.modelcontextprotocol/clientCapabilities": {}});
+    let d = s.request("server/discover", json!({"_meta": meta}));
+    let versions = d["supportedVersions"].as_array().unwrap();
+    assert!(versions.contains(&json!("2026-07-28")) && versions.contains(&json!("2024-11-05")), "{d}");
+    assert_eq!(d["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "robotmem", "{d}");
+    let t = s.request("tools/list", json!({"_meta": meta}));
+    assert_eq!(t["tools"].as_array().unwrap().len(), 8);
+    let r = s.request("tools/call", json!({"name": "learn", "arguments": {"insight": "spoken in the current protocol"}, "_meta": meta}));
+    assert_eq!(r["structuredContent"]["status"], "created", "{r}");
+    assert_eq!(r["resultType"], "complete", "{r}");
+    let r = s.request("tools/call", json!({"name": "learn", "arguments": {"insight": ""}, "_meta": meta}));
+    assert_eq!(r["isError"], true, "{r}");
+    let r = s.request("resources/read", json!({"uri": "robotmem://stats", "_meta": meta}));
+    assert!(r["contents"][0]["text"].as_str().unwrap().contains("\"active\":1"), "{r}");
+    assert!(s.finish().success());
+}
+
 /// The API reference, point by point: (tool, parameter, JSON type, required,
 /// default, minimum, maximum, minLength, maxLength). `None`: absent.
 type Row = (&'static str, &'static str, &'static str, bool, Option<Value>, Option<f64>, Option<f64>, Option<u64>, Option<u64>);
@@ -459,6 +480,14 @@ fn eof_and_sigterm_close_the_database() {
     let status = wait(&mut s.child);
     assert!(status.success(), "SIGTERM: clean exit, got {status:?}");
     assert!(!db.with_file_name("m.db-wal").exists() || std::fs::metadata(db.with_file_name("m.db-wal")).unwrap().len() == 0, "WAL checkpointed");
+    // A signal or EOF before any handshake: a clean exit too.
+    let mut s = Server::start(&db);
+    // An answer to garbage shows the server is up (signal handlers are set before).
+    s.send_raw("garbage");
+    s.wait_for("garbage", |v| v["error"]["code"] == -32700);
+    assert!(Command::new("kill").args(["-TERM", &s.child.id().to_string()]).status().unwrap().success());
+    assert!(wait(&mut s.child).success(), "SIGTERM before the handshake");
+    assert!(Server::start(&db).finish().success(), "EOF before the handshake");
     let (mut s, _) = Server::ready(&db, "2025-11-25");
     let r = s.ok("recall", json!({"query": "written before"}));
     assert_eq!(r["total"], 2, "{r}");

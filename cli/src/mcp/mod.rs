@@ -16,6 +16,7 @@ mod stdio;
 mod tools;
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use clap::Args;
 use rmcp::model::{
@@ -26,6 +27,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use robotmem::{Db, Error, Result};
+use tokio_util::sync::CancellationToken;
 
 #[derive(Args, Debug)]
 pub struct McpArgs {}
@@ -112,49 +114,60 @@ pub fn serve(db: Db, _a: &McpArgs) -> Result<()> {
         .map_err(|e| Error::new(robotmem::Status::Io, format!("cannot start the runtime: {e}")))?;
     let db = Arc::new(db);
     let server = Server { db: db.clone() };
+    eprintln!("robotmem mcp: serving over stdio (MCP on stdout, logs on stderr)");
     let served = rt.block_on(async move {
+        // Handlers first, so a signal even before the handshake closes cleanly.
+        let stop = stop_signal().map_err(|e| Error::new(robotmem::Status::Io, format!("cannot watch signals: {e}")))?;
+        let ct = CancellationToken::new();
+        let on_signal = ct.clone();
+        tokio::spawn(async move {
+            stop.await;
+            eprintln!("robotmem mcp: signal received, closing");
+            on_signal.cancel();
+        });
         let (transport, relay) = stdio::relay(tokio::io::stdin(), tokio::io::stdout());
-        let running = server
-            .serve(transport)
-            .await
-            .map_err(|e| Error::new(robotmem::Status::Io, format!("MCP session did not start: {e}")))?;
-        let token = running.cancellation_token();
-        let wait = running.waiting();
-        tokio::pin!(wait);
-        let quit = tokio::select! {
-            r = &mut wait => r,
-            _ = stop_signal() => {
-                eprintln!("robotmem mcp: signal received, closing");
-                token.cancel();
-                wait.await
+        let quit = match server.serve_with_ct(transport, ct.clone()).await {
+            Ok(running) => running.waiting().await.map(|_| ()).map_err(|e| Error::internal(format!("MCP service: {e}"))),
+            Err(_) if ct.is_cancelled() => Ok(()),
+            // stdin closed (or garbage) before a handshake: nothing was served.
+            Err(e) => {
+                eprintln!("robotmem mcp: no MCP session: {e}");
+                Ok(())
             }
         };
-        // Let the last responses reach stdout (on a signal stdin may never end: bounded).
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(2), relay).await;
-        quit.map(|_| ()).map_err(|e| Error::internal(format!("MCP service: {e}")))
+        // The last responses reach stdout before the process ends.
+        let _ = tokio::time::timeout(Duration::from_secs(5), relay).await;
+        quit
     });
-    // Requests still running on the blocking pool hold the Db; let them end.
-    rt.shutdown_timeout(std::time::Duration::from_secs(10));
+    // Calls still running on the blocking pool hold the Db: give them time to end.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Arc::strong_count(&db) > 1 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
     let closed = match Arc::try_unwrap(db) {
         Ok(db) => db.close(),
         Err(_) => Err(Error::internal("a request was still running at shutdown; the database was not closed")),
     };
+    // A blocking read of stdin cannot be interrupted: do not wait for it.
+    rt.shutdown_background();
     served.and(closed)
 }
 
-async fn stop_signal() {
+/// Resolves on SIGTERM or SIGINT (Ctrl-C elsewhere); registered when called.
+fn stop_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
-        match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
-            (Ok(mut t), Ok(mut i)) => {
-                tokio::select! { _ = t.recv() => {}, _ = i.recv() => {} }
-            }
-            _ => std::future::pending().await,
-        }
+        let mut t = signal(SignalKind::terminate())?;
+        let mut i = signal(SignalKind::interrupt())?;
+        Ok(async move {
+            tokio::select! { _ = t.recv() => {}, _ = i.recv() => {} }
+        })
     }
     #[cfg(not(unix))]
     {
-        let _ = tokio::signal::ctrl_c().await;
+        Ok(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
     }
 }

@@ -19,8 +19,8 @@ fn parse_error(detail: &str) -> Vec<u8> {
     line
 }
 
-/// The transport halves for the SDK, and the relay task that ends once both
-/// directions are done (stdout flushed).
+/// The transport halves for the SDK, and the task writing stdout, which ends
+/// (flushed) once the SDK has closed its side.
 pub fn relay<R, W>(input: R, output: W) -> ((DuplexStream, DuplexStream), JoinHandle<()>)
 where
     R: AsyncRead + Unpin + Send + 'static,
@@ -76,11 +76,20 @@ where
         let mut line = Vec::new();
         let mut sdk_open = true;
         let mut errors_open = true;
-        while sdk_open || errors_open {
+        while sdk_open {
             tokio::select! {
                 n = from_sdk.read_until(b'\n', &mut line), if sdk_open => {
                     match n {
-                        Ok(0) | Err(_) => sdk_open = false,
+                        Ok(0) | Err(_) => {
+                            sdk_open = false;
+                            // Parse errors already queued still get out.
+                            while let Ok(e) = err_rx.try_recv() {
+                                if output.write_all(&e).await.is_err() {
+                                    return;
+                                }
+                            }
+                            let _ = output.flush().await;
+                        }
                         Ok(_) => {
                             if output.write_all(&line).await.is_err() || output.flush().await.is_err() {
                                 return;
@@ -102,9 +111,7 @@ where
             }
         }
     });
-    let done = tokio::spawn(async move {
-        let _ = reader.await;
-        let _ = writer.await;
-    });
-    ((sdk_in, sdk_out), done)
+    // The reader may stay blocked on stdin (after a signal): nobody waits for it.
+    drop(reader);
+    ((sdk_in, sdk_out), writer)
 }
