@@ -286,6 +286,12 @@ fn every_tool_valid_and_invalid() {
     let d = s.ok("learn", json!({"insight": "Found that grip_force 12.5N is optimal for red cups"}));
     assert_eq!(d["status"], "duplicate");
     s.fails("learn", json!({}), &["insight"]);
+    s.fails("learn", json!({"insight": null}), &["insight"]);
+    // null is "not given": the default.
+    let nulls = s.ok("learn", json!({"insight": "nulls everywhere else", "context": null, "collection": null, "session_id": null}));
+    assert_eq!(nulls["status"], "created");
+    let r = s.ok("recall", json!({"query": "nulls everywhere", "n": null, "min_confidence": null, "collection": null}));
+    assert_eq!(r["memories"][0]["id"], nulls["memory_id"], "{r}");
     s.fails("learn", json!({"insight": 5}), &["insight", "string"]);
     s.fails("learn", json!({"insight": "   "}), &["insight"]);
     s.fails("learn", json!({"insight": "ok text", "colection": "x"}), &["colection"]);
@@ -406,6 +412,13 @@ fn hostile_input_is_answered_and_the_server_stays_alive() {
         s.wait_for(line, is_parse_error);
         s.alive();
     }
+    // Nesting past the parser's depth limit, and a line over the 16 MiB limit.
+    s.send_raw(&"[".repeat(100_000));
+    s.wait_for("deep nesting", is_parse_error);
+    s.send_raw(&format!("{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{{\"x\":\"{}\"}}}}", "y".repeat(17 << 20)));
+    let v = s.wait_for("oversized line", is_parse_error);
+    assert!(v["error"]["message"].as_str().unwrap().contains("longer"), "{v}");
+    s.alive();
     // Well-formed JSON that is no message: Invalid Request.
     for line in ["{\"foo\": 1}", "42", "\"text\"", "{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":7}"] {
         s.send_raw(line);

@@ -142,8 +142,12 @@ fn error(message: String, status: Option<&str>) -> CallToolResult {
     r
 }
 
-/// The arguments as `T`; an error names the field at fault.
-fn parse<T: DeserializeOwned>(args: Value) -> Result<T, Fail> {
+/// The arguments as `T`; an error names the field at fault. A null parameter
+/// is an absent one (its default; for a required one, "missing field").
+fn parse<T: DeserializeOwned>(mut args: Value) -> Result<T, Fail> {
+    if let Value::Object(m) = &mut args {
+        m.retain(|_, v| !v.is_null());
+    }
     serde_path_to_error::deserialize(args).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
