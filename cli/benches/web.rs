@@ -9,23 +9,15 @@
 //! does): p50 / p95 / p99 per endpoint, and the server's peak RSS.
 //! Targets (issue 13): a page of /api/memories p50 ≤ 5 ms, a BM25 /api/search p50 ≤ 10 ms.
 
-#[path = "../../tests/devsets/load.rs"]
-mod load;
-#[path = "../../benches/workload/realtext/texts.rs"]
-mod texts;
+mod corpus;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use robotmem::{Db, Durability, LearnRequest, ListRequest, OpenOptions};
-
-fn arg(name: &str) -> Option<String> {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())
-}
+use corpus::{arg, pct};
+use robotmem::{Db, ListRequest};
 
 struct Client {
     reader: BufReader<TcpStream>,
@@ -56,53 +48,24 @@ impl Client {
     }
 }
 
-fn pct(sorted: &[f64], p: f64) -> f64 {
-    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
-}
-
 fn main() {
     let n: usize = arg("--memories").map_or(100_000, |v| v.parse().expect("--memories N"));
     let requests: usize = arg("--requests").map_or(300, |v| v.parse().expect("--requests R"));
-    if std::env::var_os("ROBOTMEM_DEVSETS").is_none() {
-        // The loader's default is relative to the library crate; this is cli/.
-        std::env::set_var("ROBOTMEM_DEVSETS", concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data"));
-    }
-    let set = match load::load("squad") {
-        Ok(s) => s,
+    let (set, db_path) = match corpus::filled(n, "web") {
+        Ok(x) => x,
         Err(e) => {
             eprintln!("SKIPPED web bench: {e}");
             return;
         }
     };
-    let db_path = arg("--db").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../target/tmp/web-bench-{n}.db"))
-    });
-    std::fs::create_dir_all(db_path.parent().unwrap()).unwrap();
-    let corpus: Vec<String> = set.memories.iter().map(|m| m.text.clone()).collect();
     let mut ids: Vec<i64> = Vec::new();
     {
-        let mut o = OpenOptions::path(&db_path);
-        o.embeddings = false;
-        o.durability = Durability::Normal;
-        let db = Db::open(o).unwrap();
-        let have = db.stats().unwrap().memories as usize;
-        if have == 0 {
-            let started = Instant::now();
-            let mut t = texts::Texts::new(&corpus, n);
-            let all: Vec<String> = (have..n).map(|i| t.text(i)).collect();
-            for chunk in all.chunks(500) {
-                let reqs: Vec<LearnRequest> = chunk.iter().map(|x| LearnRequest { insight: x, ..Default::default() }).collect();
-                db.learn_batch(&reqs).unwrap();
-            }
-            eprintln!("learned {} memories in {:.1} s ({})", n - have, started.elapsed().as_secs_f64(), t.describe());
-        }
+        let db = Db::open(corpus::options(&db_path)).unwrap();
         // Ids that exist (duplicate sentences were merged), spread over the file.
         for j in 0..6u64 {
             let page = db.list(&ListRequest { offset: j * (n as u64 / 7), limit: 50, ..Default::default() }).unwrap();
             ids.extend(page.memories.iter().map(|m| m.id));
         }
-        let s = db.stats().unwrap();
-        eprintln!("file {}: {} memories ({} active), {:.1} MiB", db_path.display(), s.memories, s.active, s.db_bytes as f64 / 1048576.0);
         db.close().unwrap();
     }
     let mut server = Command::new(env!("CARGO_BIN_EXE_robotmem"))

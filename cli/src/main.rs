@@ -1,7 +1,8 @@
 //! `robotmem`: the command-line way into a robot's memory file.
 //!
 //! One module per surface: [`cli`] (subcommands over the library's API) and
-//! [`web`] (the web console and its REST API, `robotmem web`). The
+//! [`web`] (the web console and its REST API, `robotmem web`) and [`mcp`] (a
+//! Model Context Protocol server over stdio for agents, `robotmem mcp`). The
 //! library does the work; this crate parses arguments, opens the handle and
 //! prints — human text by default, the library's JSON renderings with `--json`.
 //!
@@ -13,6 +14,7 @@
 //! ever printed.
 
 mod cli;
+mod mcp;
 mod web;
 
 use std::process::ExitCode;

@@ -144,6 +144,8 @@ enum Command {
     Import(transfer::ImportArgs),
     /// Serve the web console and its REST API (loopback by default).
     Web(crate::web::WebArgs),
+    /// Serve the memory to agents: an MCP server on stdin/stdout (tools learn, recall, ...).
+    Mcp(crate::mcp::McpArgs),
     /// Embed memories that have no vector of the loaded model (all, or --limit).
     Reembed {
         /// At most this many memories (0: all).
@@ -190,6 +192,9 @@ pub fn run(a: Args) -> Result<()> {
     let db = open(&a)?;
     if let Command::Web(w) = &a.command {
         return crate::web::serve(db, w);
+    }
+    if let Command::Mcp(m) = &a.command {
+        return crate::mcp::serve(db, m);
     }
     let out = |v: Value, text: String| {
         if a.json {
@@ -270,7 +275,7 @@ pub fn run(a: Args) -> Result<()> {
         Command::Doctor { full } => browse::doctor(&db, *full, a.json)?,
         Command::Export(e) => transfer::export(&db, e, a.json)?,
         Command::Import(i) => transfer::import(&db, i, a.json)?,
-        Command::Web(_) => unreachable!("served above"),
+        Command::Web(_) | Command::Mcp(_) => unreachable!("served above"),
         Command::Reembed { limit } => {
             let r = db.reembed(*limit)?;
             let v = json!({"embedded": r.embedded, "remaining": r.remaining, "rebuilt": r.rebuilt});

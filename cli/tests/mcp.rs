@@ -1,0 +1,508 @@
+//! `robotmem mcp` driven as a process over stdio with raw JSON-RPC lines:
+//! protocol versions, the tool list against the API reference (a table below),
+//! every tool valid and invalid, resources, a session, the 300-character limit,
+//! malformed and hostile input (the server must answer and stay alive), and a
+//! clean close on stdin EOF and on SIGTERM. BM25 only (no model needed).
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+const TIMEOUT: Duration = Duration::from_secs(120);
+
+struct Server {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    /// Messages read while waiting for another one.
+    pending: Vec<Value>,
+    next_id: i64,
+}
+
+impl Server {
+    fn start(db: &Path) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_robotmem"))
+            .arg("mcp")
+            .arg("--db")
+            .arg(db)
+            .args(["--no-embeddings", "--durability", "normal"])
+            .env_remove("ROBOTMEM_MODEL_DIR")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        Server { child, stdin, lines, pending: Vec::new(), next_id: 100 }
+    }
+
+    /// A started server after the handshake at `version`; returns the initialize result too.
+    fn ready(db: &Path, version: &str) -> (Server, Value) {
+        let mut s = Server::start(db);
+        let r = s.request("initialize", json!({"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}));
+        s.send_raw(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        (s, r)
+    }
+
+    fn send_raw(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// The next message matching `pred` (others are kept for later).
+    fn wait_for(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        if let Some(i) = self.pending.iter().position(&pred) {
+            return self.pending.remove(i);
+        }
+        let deadline = std::time::Instant::now() + TIMEOUT;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let line = self.lines.recv_timeout(left).unwrap_or_else(|_| panic!("no answer for {what}"));
+            let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
+            assert_eq!(v["jsonrpc"], "2.0", "{v}");
+            if pred(&v) {
+                return v;
+            }
+            self.pending.push(v);
+        }
+    }
+
+    /// The whole response to a request (`result` or `error`).
+    fn call_raw(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send_raw(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string());
+        self.wait_for(method, |v| v["id"] == id)
+    }
+
+    /// The result of a request that must succeed.
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let r = self.call_raw(method, params);
+        assert!(r.get("error").is_none(), "{method} failed: {r}");
+        r["result"].clone()
+    }
+
+    /// A tools/call result (the protocol call must succeed; the tool may fail).
+    fn tool(&mut self, name: &str, args: Value) -> Value {
+        self.request("tools/call", json!({"name": name, "arguments": args}))
+    }
+
+    /// A tool call that must succeed: its structured result, checked against the text.
+    fn ok(&mut self, name: &str, args: Value) -> Value {
+        let r = self.tool(name, args.clone());
+        assert_eq!(r["isError"], false, "{name} {args}: {r}");
+        let text: Value = serde_json::from_str(r["content"][0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(text, r["structuredContent"], "text and structured content differ");
+        text
+    }
+
+    /// A tool call that must fail with a message containing every word of `needles`.
+    fn fails(&mut self, name: &str, args: Value, needles: &[&str]) -> String {
+        let r = self.tool(name, args.clone());
+        assert_eq!(r["isError"], true, "{name} {args} should fail: {r}");
+        let m = r["content"][0]["text"].as_str().unwrap().to_string();
+        for n in needles {
+            assert!(m.contains(n), "{name} {args}: message {m:?} lacks {n:?}");
+        }
+        m
+    }
+
+    fn alive(&mut self) {
+        let r = self.request("ping", json!({}));
+        assert_eq!(r, json!({}));
+    }
+
+    /// Closes stdin and waits for the exit status.
+    fn finish(mut self) -> std::process::ExitStatus {
+        drop(self.stdin.take());
+        wait(&mut self.child)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn wait(child: &mut Child) -> std::process::ExitStatus {
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        assert!(std::time::Instant::now() < deadline, "the server did not exit");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn temp() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::Builder::new().prefix("robotmem-mcp-test").tempdir().unwrap();
+    let db = dir.path().join("m.db");
+    (dir, db)
+}
+
+#[test]
+fn initialize_negotiates_current_and_older_versions() {
+    let (_dir, db) = temp();
+    for v in ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"] {
+        let (mut s, r) = Server::ready(&db, v);
+        assert_eq!(r["protocolVersion"], v);
+        assert_eq!(r["serverInfo"]["name"], "robotmem");
+        assert!(r["capabilities"]["tools"].is_object() && r["capabilities"]["resources"].is_object(), "{r}");
+        s.alive();
+        assert!(s.finish().success());
+    }
+    // A version from the future gets the newest one with a handshake.
+    let (s, r) = Server::ready(&db, "2099-01-01");
+    assert_eq!(r["protocolVersion"], "2025-11-25");
+    assert!(s.finish().success());
+}
+
+#[test]
+fn current_protocol_via_server_discover() {
+    let (_dir, db) = temp();
+    let mut s = Server::start(&db);
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"}, "io.modelcontextprotocol/clientCapabilities": {}});
+    let d = s.request("server/discover", json!({"_meta": meta}));
+    let versions = d["supportedVersions"].as_array().unwrap();
+    assert!(versions.contains(&json!("2026-07-28")) && versions.contains(&json!("2024-11-05")), "{d}");
+    assert_eq!(d["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "robotmem", "{d}");
+    let t = s.request("tools/list", json!({"_meta": meta}));
+    assert_eq!(t["tools"].as_array().unwrap().len(), 8);
+    let r = s.request("tools/call", json!({"name": "learn", "arguments": {"insight": "spoken in the current protocol"}, "_meta": meta}));
+    assert_eq!(r["structuredContent"]["status"], "created", "{r}");
+    assert_eq!(r["resultType"], "complete", "{r}");
+    let r = s.request("tools/call", json!({"name": "learn", "arguments": {"insight": ""}, "_meta": meta}));
+    assert_eq!(r["isError"], true, "{r}");
+    let r = s.request("resources/read", json!({"uri": "robotmem://stats", "_meta": meta}));
+    assert!(r["contents"][0]["text"].as_str().unwrap().contains("\"active\":1"), "{r}");
+    assert!(s.finish().success());
+}
+
+/// The API reference, point by point: (tool, parameter, JSON type, required,
+/// default, minimum, maximum, minLength, maxLength). `None`: absent.
+type Row = (&'static str, &'static str, &'static str, bool, Option<Value>, Option<f64>, Option<f64>, Option<u64>, Option<u64>);
+
+fn reference() -> Vec<Row> {
+    let s = |v: &str| Some(json!(v));
+    vec![
+        ("learn", "insight", "string", true, None, None, None, Some(1), Some(300)),
+        ("learn", "context", "string", false, s(""), None, None, None, None),
+        ("learn", "collection", "string", false, s("default"), None, None, None, None),
+        ("learn", "session_id", "string", false, Some(Value::Null), None, None, None, None),
+        ("recall", "query", "string", true, None, None, None, Some(1), Some(1000)),
+        ("recall", "collection", "string", false, s("default"), None, None, None, None),
+        ("recall", "n", "integer", false, Some(json!(5)), Some(1.0), Some(100.0), None, None),
+        ("recall", "min_confidence", "number", false, Some(json!(0.3)), Some(0.0), Some(1.0), None, None),
+        ("recall", "session_id", "string", false, Some(Value::Null), None, None, None, None),
+        ("recall", "context_filter", "string", false, Some(Value::Null), None, None, None, None),
+        ("recall", "spatial_sort", "string", false, Some(Value::Null), None, None, None, None),
+        ("save_perception", "description", "string", true, None, None, None, Some(5), Some(300)),
+        ("save_perception", "perception_type", "string", false, s("visual"), None, None, None, None),
+        ("save_perception", "data", "string", false, Some(Value::Null), None, None, None, None),
+        ("save_perception", "metadata", "string", false, Some(Value::Null), None, None, None, None),
+        ("save_perception", "collection", "string", false, s("default"), None, None, None, None),
+        ("save_perception", "session_id", "string", false, Some(Value::Null), None, None, None, None),
+        ("forget", "memory_id", "integer", true, None, Some(1.0), None, None, None),
+        ("forget", "reason", "string", true, None, None, None, Some(1), Some(500)),
+        ("update", "memory_id", "integer", true, None, Some(1.0), None, None, None),
+        ("update", "new_content", "string", true, None, None, None, Some(1), Some(300)),
+        ("update", "context", "string", false, s(""), None, None, None, None),
+        ("start_session", "collection", "string", false, s("default"), None, None, None, None),
+        ("start_session", "context", "string", false, Some(Value::Null), None, None, None, None),
+        ("end_session", "session_id", "string", true, None, None, None, None, None),
+        ("end_session", "outcome_score", "number", false, Some(Value::Null), Some(0.0), Some(1.0), None, None),
+    ]
+}
+
+#[test]
+fn tools_list_matches_the_api_reference() {
+    let (_dir, db) = temp();
+    let (mut s, _) = Server::ready(&db, "2025-11-25");
+    let tools = s.request("tools/list", json!({}))["tools"].as_array().unwrap().clone();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["learn", "recall", "save_perception", "forget", "update", "start_session", "end_session", "doctor"]);
+    let rows = reference();
+    for t in &tools {
+        let name = t["name"].as_str().unwrap();
+        assert!(t["description"].as_str().unwrap().len() > 40, "{name}: a description an agent can act on");
+        let schema = &t["inputSchema"];
+        assert_eq!(schema["type"], "object");
+        assert_eq!(schema["additionalProperties"], false, "{name}");
+        let props = schema["properties"].as_object().cloned().unwrap_or_default();
+        let mine: Vec<&Row> = rows.iter().filter(|r| r.0 == name).collect();
+        assert_eq!(props.len(), mine.len(), "{name}: parameters {:?}", props.keys().collect::<Vec<_>>());
+        let required: Vec<&str> = schema["required"].as_array().map(|a| a.iter().map(|v| v.as_str().unwrap()).collect()).unwrap_or_default();
+        for &&(_, param, ty, req, ref default, min, max, min_len, max_len) in &mine {
+            let p = props.get(param).unwrap_or_else(|| panic!("{name}: no parameter {param}"));
+            let types = match &p["type"] {
+                Value::String(t) => vec![t.clone()],
+                Value::Array(a) => a.iter().map(|v| v.as_str().unwrap().to_string()).collect(),
+                other => panic!("{name}.{param}: type {other}"),
+            };
+            assert!(types.contains(&ty.to_string()), "{name}.{param}: {types:?} is not {ty}");
+            assert_eq!(required.contains(&param), req, "{name}.{param}: required");
+            assert_eq!(p.get("default"), default.as_ref(), "{name}.{param}: default");
+            assert_eq!(p.get("minimum").and_then(Value::as_f64), min, "{name}.{param}: minimum");
+            assert_eq!(p.get("maximum").and_then(Value::as_f64), max, "{name}.{param}: maximum");
+            assert_eq!(p.get("minLength").and_then(Value::as_u64), min_len, "{name}.{param}: minLength");
+            assert_eq!(p.get("maxLength").and_then(Value::as_u64), max_len, "{name}.{param}: maxLength");
+            assert!(p["description"].as_str().is_some_and(|d| !d.is_empty()), "{name}.{param}: description");
+        }
+    }
+    let kinds = &tools[2]["inputSchema"]["properties"]["perception_type"]["enum"];
+    assert_eq!(kinds, &json!(["visual", "tactile", "auditory", "proprioceptive", "procedural"]));
+    assert!(s.finish().success());
+}
+
+#[test]
+fn every_tool_valid_and_invalid() {
+    let (_dir, db) = temp();
+    let (mut s, _) = Server::ready(&db, "2025-11-25");
+    // learn
+    let ctx = json!({"params": {"grip_force": {"value": 12.5}}, "task": {"success": true}}).to_string();
+    let l = s.ok("learn", json!({"insight": "Found that grip_force 12.5N is optimal for red cups", "context": ctx}));
+    assert_eq!(l["status"], "created");
+    let id = l["memory_id"].as_i64().unwrap();
+    assert_eq!(l["auto_inferred"]["category"], "observation");
+    let d = s.ok("learn", json!({"insight": "Found that grip_force 12.5N is optimal for red cups"}));
+    assert_eq!(d["status"], "duplicate");
+    s.fails("learn", json!({}), &["insight"]);
+    s.fails("learn", json!({"insight": null}), &["insight"]);
+    // null is "not given": the default.
+    let nulls = s.ok("learn", json!({"insight": "nulls everywhere else", "context": null, "collection": null, "session_id": null}));
+    assert_eq!(nulls["status"], "created");
+    let r = s.ok("recall", json!({"query": "nulls everywhere", "n": null, "min_confidence": null, "collection": null}));
+    assert_eq!(r["memories"][0]["id"], nulls["memory_id"], "{r}");
+    s.fails("learn", json!({"insight": 5}), &["insight", "string"]);
+    s.fails("learn", json!({"insight": "   "}), &["insight"]);
+    s.fails("learn", json!({"insight": "ok text", "colection": "x"}), &["colection"]);
+    s.fails("learn", json!({"insight": "ok text", "session_id": "no-such-session"}), &["session"]);
+    // 300 characters are accepted, 301 refused.
+    let a300: String = "a".repeat(299) + "b";
+    assert_eq!(s.ok("learn", json!({"insight": a300}))["status"], "created");
+    s.fails("learn", json!({"insight": "c".repeat(301)}), &["insight", "300"]);
+    // recall
+    let r = s.ok("recall", json!({"query": "grip force red cups"}));
+    assert_eq!(r["memories"][0]["id"], id, "{r}");
+    assert_eq!(r["mode"], "bm25_only");
+    assert_eq!(r["memories"][0]["params"]["grip_force"]["value"], 12.5);
+    let f = s.ok("recall", json!({"query": "grip", "context_filter": "{\"params.grip_force.value\": {\"$lt\": 10}}"}));
+    assert_eq!(f["total"], 0, "{f}");
+    assert_eq!(s.ok("recall", json!({"query": "grip", "n": 1, "min_confidence": 0.0}))["memories"].as_array().unwrap().len(), 1);
+    s.fails("recall", json!({}), &["query"]);
+    s.fails("recall", json!({"query": "grip", "n": 0}), &["n", "100"]);
+    s.fails("recall", json!({"query": "grip", "n": 101}), &["n"]);
+    s.fails("recall", json!({"query": "grip", "n": "five"}), &["n"]);
+    s.fails("recall", json!({"query": "grip", "min_confidence": 1.5}), &["min_confidence"]);
+    s.fails("recall", json!({"query": "grip", "context_filter": "{not json"}), &["context_filter"]);
+    s.fails("recall", json!({"query": "grip", "spatial_sort": "[1]"}), &["spatial_sort"]);
+    // save_perception
+    let data = json!({"force": [1.0, 2.5, 3.0]}).to_string();
+    let p = s.ok("save_perception", json!({"description": "grip force trace on red cup", "perception_type": "tactile", "data": data, "metadata": "{\"units\": \"N\"}"}));
+    assert_eq!(p["perception_type"], "tactile");
+    assert_eq!(p["collection"], "default");
+    let p2 = s.ok("save_perception", json!({"description": "camera view of the table"}));
+    assert_eq!(p2["perception_type"], "visual");
+    s.fails("save_perception", json!({"description": "abc"}), &["description"]);
+    s.fails("save_perception", json!({"description": "a valid one", "perception_type": "smell"}), &["perception_type"]);
+    s.fails("save_perception", json!({"description": "a valid one", "data": [1, 2]}), &["data"]);
+    s.fails("save_perception", json!({"description": "a valid one", "metadata": "{bad"}), &["metadata"]);
+    // update
+    let u = s.ok("update", json!({"memory_id": id, "new_content": "Found that grip_force 11N is optimal for red cups (recalibrated)"}));
+    assert_eq!(u["status"], "updated");
+    assert!(u["old_content"].as_str().unwrap().contains("12.5N"));
+    s.fails("update", json!({"memory_id": id}), &["new_content"]);
+    s.fails("update", json!({"memory_id": 0, "new_content": "x"}), &["memory_id"]);
+    s.fails("update", json!({"memory_id": 9999, "new_content": "x"}), &["RM_NOT_FOUND", "9999"]);
+    s.fails("update", json!({"memory_id": id, "new_content": "d".repeat(301)}), &["300"]);
+    // forget
+    let g = s.ok("forget", json!({"memory_id": id, "reason": "sensor calibration error"}));
+    assert_eq!(g["status"], "forgotten");
+    assert_eq!(g["reason"], "sensor calibration error");
+    s.fails("forget", json!({"memory_id": id, "reason": "again"}), &["RM_"]);
+    s.fails("forget", json!({"memory_id": id}), &["reason"]);
+    s.fails("forget", json!({"memory_id": -3, "reason": "x"}), &["memory_id"]);
+    s.fails("forget", json!({"memory_id": 1.5, "reason": "x"}), &["memory_id"]);
+    // doctor
+    let doc = s.ok("doctor", json!({}));
+    assert_eq!(doc["ok"], true, "{doc}");
+    s.fails("doctor", json!({"full": true}), &["full"]);
+    // A call without arguments is a call with {}.
+    let r = s.request("tools/call", json!({"name": "doctor"}));
+    assert_eq!(r["isError"], false);
+    assert!(s.finish().success());
+}
+
+#[test]
+fn a_session_from_start_to_end_and_resources() {
+    let (_dir, db) = temp();
+    let (mut s, _) = Server::ready(&db, "2025-11-25");
+    let st = s.ok("start_session", json!({"context": "{\"robot\": {\"type\": \"UR5e\"}}"}));
+    let sid = st["session_id"].as_str().unwrap().to_string();
+    assert_eq!(st["collection"], "default");
+    for i in 0..3 {
+        s.ok("learn", json!({"insight": format!("step {i}: the gripper slipped because the cup was wet"), "session_id": sid}));
+    }
+    s.ok("learn", json!({"insight": "Lesson: always dry the cup, task failed", "session_id": sid, "context": "{\"task\": {\"success\": false}}"}));
+    let r = s.ok("recall", json!({"query": "gripper", "session_id": sid}));
+    assert!(r["total"].as_i64().unwrap() >= 1, "{r}");
+    s.fails("end_session", json!({}), &["session_id"]);
+    s.fails("end_session", json!({"session_id": sid, "outcome_score": 2.0}), &["outcome_score"]);
+    s.fails("end_session", json!({"session_id": "nope"}), &["RM_"]);
+    s.fails("start_session", json!({"context": 3}), &["context"]);
+    let e = s.ok("end_session", json!({"session_id": sid, "outcome_score": 0.4}));
+    assert_eq!(e["status"], "ended");
+    assert_eq!(e["session_id"], sid.as_str());
+    assert!(e["summary"]["memory_count"].as_i64().unwrap() >= 1, "{e}");
+    // Resources
+    let list = s.request("resources/list", json!({}));
+    let uris: Vec<&str> = list["resources"].as_array().unwrap().iter().map(|r| r["uri"].as_str().unwrap()).collect();
+    assert_eq!(uris, ["robotmem://stats", "robotmem://recent-failures"]);
+    let t = s.request("resources/templates/list", json!({}));
+    assert_eq!(t["resourceTemplates"][0]["uriTemplate"], "robotmem://session/{id}");
+    let read = |s: &mut Server, uri: &str| -> Value {
+        let r = s.request("resources/read", json!({"uri": uri}));
+        assert_eq!(r["contents"][0]["uri"], uri);
+        assert_eq!(r["contents"][0]["mimeType"], "application/json");
+        serde_json::from_str(r["contents"][0]["text"].as_str().unwrap()).unwrap()
+    };
+    let stats = read(&mut s, "robotmem://stats");
+    assert!(stats["active"].as_i64().unwrap() >= 1, "{stats}");
+    assert_eq!(stats["sessions"], 1);
+    let fails = read(&mut s, "robotmem://recent-failures");
+    assert!(fails["memories"].as_array().unwrap().iter().any(|m| m["content"].as_str().unwrap().contains("dry the cup")), "{fails}");
+    let tl = read(&mut s, &format!("robotmem://session/{sid}"));
+    let contents: Vec<&str> = tl["memories"].as_array().unwrap().iter().map(|m| m["content"].as_str().unwrap()).collect();
+    assert!(contents.len() >= 2 && contents[0].starts_with("step 0"), "{contents:?}");
+    let none = read(&mut s, "robotmem://session/unknown-session");
+    assert_eq!(none["total"], 0);
+    for bad in ["robotmem://nothing", "file:///etc/passwd", "robotmem://session/"] {
+        let r = s.call_raw("resources/read", json!({"uri": bad}));
+        assert!(r["error"]["message"].as_str().unwrap().contains("uri"), "{r}");
+    }
+    assert!(s.finish().success());
+}
+
+#[test]
+fn hostile_input_is_answered_and_the_server_stays_alive() {
+    let (_dir, db) = temp();
+    let (mut s, _) = Server::ready(&db, "2025-11-25");
+    let is_parse_error = |v: &Value| v["id"].is_null() && v["error"]["code"] == -32700;
+    for line in ["not json", "{\"jsonrpc\":", "[1, 2", "\u{1b}[31m", "}{"] {
+        s.send_raw(line);
+        s.wait_for(line, is_parse_error);
+        s.alive();
+    }
+    // Nesting past the parser's depth limit, and a line over the 16 MiB limit.
+    s.send_raw(&"[".repeat(100_000));
+    s.wait_for("deep nesting", is_parse_error);
+    s.send_raw(&format!("{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{{\"x\":\"{}\"}}}}", "y".repeat(17 << 20)));
+    let v = s.wait_for("oversized line", is_parse_error);
+    assert!(v["error"]["message"].as_str().unwrap().contains("longer"), "{v}");
+    s.alive();
+    // Well-formed JSON that is no message: Invalid Request.
+    for line in ["{\"foo\": 1}", "42", "\"text\"", "{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":7}"] {
+        s.send_raw(line);
+        s.wait_for(line, |v| v["error"]["code"] == -32600);
+        s.alive();
+    }
+    let r = s.call_raw("no/such/method", json!({}));
+    assert_eq!(r["error"]["code"], -32601, "{r}");
+    let r = s.call_raw("tools/call", json!({"name": "no_such_tool", "arguments": {}}));
+    assert!(r["error"]["message"].as_str().unwrap().contains("no_such_tool"), "{r}");
+    let r = s.call_raw("tools/call", json!({"name": 42}));
+    assert!(r.get("error").is_some(), "{r}");
+    let r = s.call_raw("tools/call", json!({"name": "learn", "arguments": "insight"}));
+    assert!(r.get("error").is_some() || r["result"]["isError"] == true, "{r}");
+    // Wrong types in every position.
+    for v in [json!(null), json!(true), json!(1.5), json!([]), json!({}), json!(-1)] {
+        for (tool, field) in [("learn", "insight"), ("recall", "query"), ("forget", "memory_id"), ("end_session", "session_id"), ("save_perception", "description")] {
+            let r = s.tool(tool, json!({field: v}));
+            assert_eq!(r["isError"], true, "{tool} {field}={v}: {r}");
+        }
+    }
+    // Huge strings (1 MB) in every string field.
+    let huge = "x".repeat(1 << 20);
+    s.fails("learn", json!({"insight": huge}), &["insight"]);
+    s.fails("learn", json!({"insight": "ok insight", "context": huge}), &["context"]);
+    s.fails("recall", json!({"query": huge}), &["query"]);
+    s.fails("recall", json!({"query": "q", "context_filter": huge}), &["context_filter"]);
+    s.fails("save_perception", json!({"description": "huge meta", "metadata": huge}), &["metadata"]);
+    s.fails("forget", json!({"memory_id": 1, "reason": huge}), &["reason"]);
+    s.fails("start_session", json!({"collection": huge}), &["collection"]);
+    s.fails("end_session", json!({"session_id": huge}), &["session"]);
+    let big_data = json!({"samples": "y".repeat(1 << 20)}).to_string();
+    s.ok("save_perception", json!({"description": "one megabyte of samples", "data": big_data}));
+    // Control characters and odd Unicode are data, not protocol.
+    s.fails("learn", json!({"insight": "nul \u{0} inside"}), &["insight", "NUL"]);
+    s.ok("learn", json!({"insight": "bell \u{7} rtl \u{202e} emoji 🤖 line\nbreak"}));
+    let r = s.ok("recall", json!({"query": "🤖 \u{0} \"quoted\" OR AND NEAR( * -"}));
+    assert!(r["memories"].is_array());
+    s.alive();
+    assert!(s.finish().success());
+}
+
+#[test]
+fn concurrent_recalls_are_all_answered() {
+    let (_dir, db) = temp();
+    let (mut s, _) = Server::ready(&db, "2025-11-25");
+    for i in 0..20 {
+        s.ok("learn", json!({"insight": format!("pick place trial {i}: approach object {i} from the left")}));
+    }
+    let ids: Vec<i64> = (1000..1032).collect();
+    for id in &ids {
+        let m = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "recall", "arguments": {"query": "approach left", "n": 3}}});
+        s.send_raw(&m.to_string());
+    }
+    for id in ids {
+        let r = s.wait_for("recall", |v| v["id"] == id);
+        assert_eq!(r["result"]["structuredContent"]["memories"].as_array().unwrap().len(), 3, "{r}");
+    }
+    assert!(s.finish().success());
+}
+
+#[test]
+fn eof_and_sigterm_close_the_database() {
+    let (_dir, db) = temp();
+    let (mut s, _) = Server::ready(&db, "2025-11-25");
+    s.ok("learn", json!({"insight": "written before EOF"}));
+    assert!(s.finish().success(), "EOF: clean exit");
+    let (mut s, _) = Server::ready(&db, "2025-11-25");
+    s.ok("learn", json!({"insight": "written before SIGTERM"}));
+    let pid = s.child.id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let status = wait(&mut s.child);
+    assert!(status.success(), "SIGTERM: clean exit, got {status:?}");
+    assert!(!db.with_file_name("m.db-wal").exists() || std::fs::metadata(db.with_file_name("m.db-wal")).unwrap().len() == 0, "WAL checkpointed");
+    // A signal or EOF before any handshake: a clean exit too.
+    let mut s = Server::start(&db);
+    // An answer to garbage shows the server is up (signal handlers are set before).
+    s.send_raw("garbage");
+    s.wait_for("garbage", |v| v["error"]["code"] == -32700);
+    assert!(Command::new("kill").args(["-TERM", &s.child.id().to_string()]).status().unwrap().success());
+    assert!(wait(&mut s.child).success(), "SIGTERM before the handshake");
+    assert!(Server::start(&db).finish().success(), "EOF before the handshake");
+    let (mut s, _) = Server::ready(&db, "2025-11-25");
+    let r = s.ok("recall", json!({"query": "written before"}));
+    assert_eq!(r["total"], 2, "{r}");
+    assert!(s.finish().success());
+}
