@@ -38,6 +38,8 @@ echo "== The robotmem command (cli/: subcommands over the real binary, web conso
 cargo test --locked -p robotmem-cli
 echo "== Web console in headless chromium (Selenium; scripts/browser-test.sh)"
 bash scripts/browser-test.sh
+echo "== MCP server with the official Python and TypeScript SDKs as clients (scripts/mcp-clients-test.sh)"
+bash scripts/mcp-clients-test.sh
 
 echo "== Retrieval quality on real text (../shared/data; tests/devsets.rs, ignored in debug builds: 11 min there, 2 in release)"
 ROBOTMEM_REQUIRE_DEVSETS=1 cargo test --release --locked --test devsets -- --nocapture

@@ -1,7 +1,7 @@
 //! Shared by the command's benches: a memory file of N memories of real text
 //! (every sentence of the SQuAD dev set in ../shared/data, repeated in passes
-//! with a pass word, as the workload bench's real-text mode does; BM25 only,
-//! `Durability::Normal`), kept at `--db PATH` (default target/tmp/<bench>-bench-N.db)
+//! with a pass word, as the workload bench's real-text mode does; BM25 only, or
+//! with the model of `--model-dir`; `Durability::Normal`), kept at `--db PATH` (default target/tmp/<bench>-bench-N.db)
 //! to be reused.
 
 #[path = "../../tests/devsets/load.rs"]
@@ -34,11 +34,18 @@ pub fn filled(n: usize, bench: &str) -> Result<(load::Devset, PathBuf), String> 
     }
     let set = load::load("squad")?;
     let db_path = arg("--db").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../target/tmp/{bench}-bench-{n}.db"))
+        let kind = if model().is_some() { "-hybrid" } else { "" };
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../target/tmp/{bench}{kind}-bench-{n}.db"))
     });
     std::fs::create_dir_all(db_path.parent().unwrap()).unwrap();
     let corpus: Vec<String> = set.memories.iter().map(|m| m.text.clone()).collect();
     let db = Db::open(options(&db_path)).unwrap();
+    if model().is_some() {
+        let st = db.embedding_status().unwrap();
+        if st.state != robotmem::EmbeddingState::Ready {
+            return Err(format!("--model-dir: the model is not usable ({}); cargo runs benches in cli/, give an absolute path", st.reason));
+        }
+    }
     if db.stats().unwrap().memories == 0 {
         let started = Instant::now();
         let mut t = texts::Texts::new(&corpus, n);
@@ -55,10 +62,36 @@ pub fn filled(n: usize, bench: &str) -> Result<(load::Devset, PathBuf), String> 
     Ok((set, db_path))
 }
 
-/// How the benches open the file: BM25 only, normal durability.
+/// `--model-dir DIR` (and `--ort-library FILE`, default the provisioned one): the
+/// model the benches embed with; none: BM25 only.
+pub fn model() -> Option<(PathBuf, PathBuf)> {
+    let dir = PathBuf::from(arg("--model-dir")?);
+    let ort = arg("--ort-library").map(PathBuf::from).unwrap_or_else(|| {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.cache/models/onnxruntime/libonnxruntime.so")
+    });
+    Some((dir, ort))
+}
+
+/// The command-line options that open the file as [`options`] does.
+pub fn cli_args() -> Vec<String> {
+    let mut a: Vec<String> = match model() {
+        Some((dir, ort)) => vec!["--model-dir".into(), dir.display().to_string(), "--ort-library".into(), ort.display().to_string()],
+        None => vec!["--no-embeddings".into()],
+    };
+    a.extend(["--durability".into(), "normal".into()]);
+    a
+}
+
+/// How the benches open the file: the `--model-dir` model or BM25 only, normal durability.
 pub fn options(path: &std::path::Path) -> OpenOptions {
     let mut o = OpenOptions::path(path);
-    o.embeddings = false;
+    match model() {
+        Some((dir, ort)) => {
+            o.model_dir = Some(dir);
+            o.ort_library = Some(ort);
+        }
+        None => o.embeddings = false,
+    }
     o.durability = Durability::Normal;
     o
 }

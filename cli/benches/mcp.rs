@@ -1,5 +1,6 @@
 //! `robotmem mcp` round trips at scale: `cargo bench -p robotmem-cli --bench mcp
-//! [-- --memories N --requests R --db PATH]` (default 10,000 memories).
+//! [-- --memories N --requests R --db PATH --model-dir DIR]` (default 10,000
+//! memories, BM25 only; with --model-dir, hybrid with that model).
 //!
 //! Fills a file with N memories of real text (see corpus.rs; BM25 only), then
 //! times the same SQuAD questions as recalls (n = 5) two ways: in process
@@ -52,7 +53,8 @@ fn main() {
     let mut server = Command::new(env!("CARGO_BIN_EXE_robotmem"))
         .arg("--db")
         .arg(&db_path)
-        .args(["--no-embeddings", "--durability", "normal", "mcp"])
+        .args(corpus::cli_args())
+        .arg("mcp")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -79,7 +81,8 @@ fn main() {
 
     let (l50, l95, l99) = stats(&mut local);
     let (r50, r95, r99) = stats(&mut remote);
-    println!("\n{n} memories, BM25, recall n = 5 of SQuAD questions, release build; ms per recall");
+    let mode = corpus::model().map_or("BM25 only".to_string(), |(d, _)| format!("hybrid, model {}", d.display()));
+    println!("\n{n} memories, {mode}, recall n = 5 of SQuAD questions, release build; ms per recall");
     println!("{:<36} {:>6} {:>9} {:>9} {:>9}", "path", "n", "p50", "p95", "p99");
     println!("{:<36} {:>6} {:>9.3} {:>9.3} {:>9.3}", "in process (Db::recall)", requests, l50, l95, l99);
     println!("{:<36} {:>6} {:>9.3} {:>9.3} {:>9.3}", "MCP tools/call over stdio", requests, r50, r95, r99);
