@@ -27,18 +27,7 @@ if [ -z "$chrome" ] || [ -z "$driver" ]; then
   exit 0
 fi
 
-req=scripts/browser-requirements.txt
-key=$(sha256sum "$req" | cut -c1-16)
-venv=${ROBOTMEM_BROWSER_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/robotmem/selenium-$key}
-if [ "$(cat "$venv/.robotmem-ready" 2>/dev/null)" != "$key" ]; then
-  step "Selenium into $venv (pinned, --require-hashes)"
-  rm -rf "$venv"
-  mkdir -p "$(dirname "$venv")"
-  /usr/bin/python3 -m venv "$venv"
-  "$venv/bin/pip" install -q --disable-pip-version-check --no-input --no-deps --require-hashes -r "$req"
-  "$venv/bin/python" -c 'import selenium' || fail "venv $venv is incomplete"
-  echo "$key" > "$venv/.robotmem-ready"
-fi
+pinned_venv scripts/browser-requirements.txt selenium selenium
 
 step "robotmem command"
 cargo build --locked -q -p robotmem-cli

@@ -21,22 +21,11 @@ bin="$PWD/target/debug/robotmem"
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/robotmem
 
 step "Python MCP SDK"
-req=scripts/mcp-requirements.txt
-key=$(sha256sum "$req" | cut -c1-16)
-venv=${ROBOTMEM_MCP_PY_VENV:-$cache/mcp-py-$key}
 if [ "$(/usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)" != "3.11" ]; then
   echo "SKIPPED python MCP client: the wheels are pinned for CPython 3.11, /usr/bin/python3 is another version" | tee /dev/stderr
 else
-  if [ "$(cat "$venv/.robotmem-ready" 2>/dev/null)" != "$key" ]; then
-    apt_install_missing python3-venv || fail "python3-venv could not be installed"
-    step "mcp into $venv (pinned, --require-hashes)"
-    rm -rf "$venv"
-    mkdir -p "$(dirname "$venv")"
-    /usr/bin/python3 -m venv "$venv"
-    "$venv/bin/pip" install -q --disable-pip-version-check --no-input --no-deps --require-hashes -r "$req"
-    "$venv/bin/python" -c 'import mcp.client.stdio' || fail "venv $venv is incomplete"
-    echo "$key" > "$venv/.robotmem-ready"
-  fi
+  apt_install_missing python3-venv || fail "python3-venv could not be installed"
+  pinned_venv scripts/mcp-requirements.txt mcp-py mcp.client.stdio
   mkdir -p "$work/py"
   ROBOTMEM_BIN="$bin" WORK="$work/py" ROBOTMEM_MODEL_DIR= "$venv/bin/python" tests/mcp/python_client.py
 fi
