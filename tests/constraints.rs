@@ -118,12 +118,44 @@ fn check(db: &Db, mems: &[Mem], r: &mut Rng, hybrid: bool) {
     }
 }
 
+/// Forgets, moves (a new text and position) and adds memories between recalls,
+/// so the in-process coordinates of spatial_sort must follow the table.
+fn mutate(db: &Db, mems: &mut Vec<Mem>, r: &mut Rng, round: usize) {
+    for _ in 0..5 {
+        let m = mems.remove(r.below(mems.len()));
+        db.forget(m.id, "test").unwrap();
+    }
+    for k in 0..5 {
+        let i = r.below(mems.len());
+        let words: Vec<&'static str> = (0..2 + r.below(3)).map(|_| WORDS[r.below(WORDS.len())]).collect();
+        let pos = (r.below(8) != 0).then(|| [r.unit() * 10.0, r.unit() * 10.0]);
+        let mut ctx = serde_json::json!({"task": {"success": mems[i].success}, "params": {"force": mems[i].force}});
+        if let Some(p) = pos {
+            ctx["spatial"] = serde_json::json!({"pos": p});
+        }
+        let text = format!("{} moved {round} {k}", words.join(" "));
+        db.update(mems[i].id, &text, Some(&ctx.to_string())).unwrap();
+        mems[i].words = words;
+        mems[i].pos = pos;
+    }
+    let offset = mems.iter().map(|m| m.id).max().unwrap_or(0) as usize;
+    let fresh = learn(db, r, 10);
+    assert!(fresh.iter().all(|m| m.id as usize > offset));
+    mems.extend(fresh);
+}
+
 fn run(opts: OpenOptions, hybrid: bool, cases: usize) {
     let db = Db::open(opts).unwrap();
     let mut r = Rng(0x5eed_0012);
-    let mems = learn(&db, &mut r, 150);
+    let mut mems = learn(&db, &mut r, 150);
     for _ in 0..cases {
         check(&db, &mems, &mut r, hybrid);
+    }
+    for round in 0..3 {
+        mutate(&db, &mut mems, &mut r, round);
+        for _ in 0..cases / 4 {
+            check(&db, &mems, &mut r, hybrid);
+        }
     }
     // Sessions: every memory of the session, whatever the query.
     let s = db.start_session(None, None).unwrap();

@@ -92,6 +92,8 @@ pub struct Db {
     store: Store,
     index: search::index::TextIndex,
     vindex: search::vindex::VectorIndex,
+    /// Coordinates for spatial_sort (search/points.rs).
+    points: search::points::PointIndex,
     opts: OpenOptions,
     /// Recall bookkeeping not yet written (`touches`).
     touches: Mutex<touches::Pending>,
@@ -148,6 +150,7 @@ impl Db {
             touches: Mutex::new(touches::Pending::default()),
             index: Default::default(),
             vindex: Default::default(),
+            points: Default::default(),
             embedder,
             embed_note,
             base_rev: Default::default(),
@@ -366,6 +369,7 @@ impl Db {
             filter: req.context_filter.map(ContextFilter::parse).transpose()?,
             spatial: req.spatial_sort.map(SpatialSort::parse).transpose()?,
             rrf_k: self.opts.rrf_k,
+            points: Some(&self.points),
         };
         // A query of symbols only ("*") lists memories newest first: no vector
         // search; nor while the stored vectors are another model's (no point

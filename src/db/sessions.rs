@@ -70,6 +70,7 @@ impl Db {
                 filter: None,
                 spatial: None,
                 rrf_k: self.opts.rrf_k,
+                points: None,
             };
             Ok(self.hits(conn, &plan, None)?.0)
         })

@@ -72,6 +72,9 @@ pub fn nearest(
     plan: &Plan,
     mut relevance: impl FnMut(i64, bool) -> Result<Option<Relevance>>,
 ) -> Result<Vec<Ranked>> {
+    if let Some(found) = nearest_indexed(conn, plan, &mut relevance)? {
+        return Ok(found);
+    }
     let mut kept = TopN::new(plan.n, true);
     candidates::scan(conn, plan, |c| {
         let Some(Some(distance)) = admit(plan, &c) else { return Ok(true) };
@@ -81,18 +84,61 @@ pub fn nearest(
             return Ok(true);
         }
         let r = relevance(c.id, c.is_real)?;
-        let hit = Ranked {
-            id: c.id,
-            score: r.map_or(0.0, |r| r.score),
-            lexical: r.and_then(|r| r.lexical),
-            cosine: r.and_then(|r| r.cosine),
-            distance: Some(distance),
-            matched: r.is_some(),
-        };
-        kept.push(hit);
+        kept.push(ranked(c.id, distance, r));
         Ok(true)
     })?;
     Ok(kept.into_ranked())
+}
+
+/// A memory as [`nearest`] ranks it.
+fn ranked(id: i64, distance: f64, r: Option<Relevance>) -> Ranked {
+    Ranked {
+        id,
+        score: r.map_or(0.0, |r| r.score),
+        lexical: r.and_then(|r| r.lexical),
+        cosine: r.and_then(|r| r.cosine),
+        distance: Some(distance),
+        matched: r.is_some(),
+    }
+}
+
+/// [`nearest`] through the in-process coordinates: rows are loaded nearest
+/// first, each checked as the scan checks it, until no farther memory can enter
+/// the n kept. `None` when the plan has no coordinate index, or when fewer than n
+/// memories with coordinates qualify — memories without coordinates (at an
+/// infinite distance) can then be among the n, and the full scan decides.
+fn nearest_indexed(
+    conn: &Connection,
+    plan: &Plan,
+    relevance: &mut impl FnMut(i64, bool) -> Result<Option<Relevance>>,
+) -> Result<Option<Vec<Ranked>>> {
+    let (Some(points), Some(s)) = (plan.points, &plan.spatial) else { return Ok(None) };
+    let mut order = points.distances(conn, s.field(), plan.collection, s.target(), |d| s.within(d))?;
+    let by_distance = |a: &(f64, i64), b: &(f64, i64)| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1));
+    // Sort a head first (the n nearest usually qualify at once); the rest only if needed.
+    let head = (plan.n * 8).max(64).min(order.len());
+    if head < order.len() {
+        order.select_nth_unstable_by(head, by_distance);
+    }
+    order[..head].sort_unstable_by(by_distance);
+    let mut kept = TopN::new(plan.n, true);
+    let mut lookup = candidates::Lookup::new(conn, plan)?;
+    let mut i = 0;
+    while i < order.len() {
+        if i == head {
+            order[head..].sort_unstable_by(by_distance);
+        }
+        let (d, id) = order[i];
+        i += 1;
+        if kept.worst().and_then(|w| w.distance).is_some_and(|far| d > far) {
+            return Ok(Some(kept.into_ranked()));
+        }
+        let Some(c) = lookup.get(id, None)? else { continue };
+        let Some(Some(distance)) = admit(plan, &c) else { continue };
+        let r = relevance(c.id, c.is_real)?;
+        kept.push(ranked(c.id, distance, r));
+    }
+    Ok(kept.worst().is_some().then(|| kept.into_ranked()))
 }
 
 #[cfg(test)]

@@ -220,6 +220,15 @@ impl SpatialSort {
         sum.sqrt()
     }
 
+    /// The dot path of the coordinates.
+    pub fn field(&self) -> &DotPath {
+        &self.field
+    }
+
+    pub fn target(&self) -> &[f64] {
+        &self.target
+    }
+
     /// Whether a memory at `distance` passes the optional cutoff.
     pub fn within(&self, distance: f64) -> bool {
         self.max_distance.is_none_or(|m| distance <= m)

@@ -25,6 +25,7 @@ pub mod filter;
 pub mod fusion;
 pub mod hybrid;
 pub mod index;
+pub mod points;
 pub mod quant;
 pub mod vindex;
 
@@ -54,6 +55,8 @@ pub struct Plan<'a> {
     pub filter: Option<ContextFilter>,
     pub spatial: Option<SpatialSort>,
     pub rrf_k: f64,
+    /// The in-process coordinates spatial_sort orders by (none: every row is read).
+    pub points: Option<&'a points::PointIndex>,
 }
 
 /// One ranked result, before the memory row is loaded.
