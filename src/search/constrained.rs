@@ -10,9 +10,12 @@
 //!   constraints, whatever the query's words; relevance to the query breaks
 //!   distance ties, then the newer memory first ([`nearest`]).
 //!
-//! Each result says whether it matched the query (`Ranked::matched`). Both walk
-//! the collection's active memories in SQL (newest first) and evaluate the
-//! context filter in Rust; `fill_newest` stops as soon as it has n.
+//! Each result says whether it matched the query (`Ranked::matched`).
+//! `fill_newest` walks the collection's active memories in SQL (newest first),
+//! evaluates the context filter in Rust and stops as soon as it has n. `nearest`
+//! loads rows nearest first by the in-process coordinates ([`super::points`])
+//! and stops when no farther memory can enter; it scans like `fill_newest` only
+//! when fewer than n memories with coordinates qualify.
 
 use std::collections::HashSet;
 
