@@ -32,8 +32,12 @@ fi
 
 step "TypeScript MCP SDK"
 lock=tests/mcp/ts/package-lock.json
+# A fresh Debian 12 machine has neither: Debian's nodejs and npm packages.
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-  echo "SKIPPED typescript MCP client: node or npm is not installed" | tee /dev/stderr
+  apt_install_missing nodejs npm || true
+fi
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  echo "SKIPPED typescript MCP client: node or npm could not be installed from Debian" | tee /dev/stderr
 elif [ ! -f "$lock" ]; then
   echo "SKIPPED typescript MCP client: no $lock" | tee /dev/stderr
 else

@@ -190,12 +190,6 @@ fn open(a: &Args) -> Result<Db> {
 /// Runs one subcommand.
 pub fn run(a: Args) -> Result<()> {
     let db = open(&a)?;
-    if let Command::Web(w) = &a.command {
-        return crate::web::serve(db, w);
-    }
-    if let Command::Mcp(m) = &a.command {
-        return crate::mcp::serve(db, m);
-    }
     let out = |v: Value, text: String| {
         if a.json {
             println!("{v}");
@@ -204,6 +198,9 @@ pub fn run(a: Args) -> Result<()> {
         }
     };
     match &a.command {
+        // The servers take the handle and keep it until they stop.
+        Command::Web(w) => return crate::web::serve(db, w),
+        Command::Mcp(m) => return crate::mcp::serve(db, m),
         Command::Learn { insight, context, collection, session, tags } => {
             let tags: Vec<&str> = tags.iter().map(String::as_str).collect();
             let o = db.learn(&LearnRequest {
@@ -275,7 +272,6 @@ pub fn run(a: Args) -> Result<()> {
         Command::Doctor { full } => browse::doctor(&db, *full, a.json)?,
         Command::Export(e) => transfer::export(&db, e, a.json)?,
         Command::Import(i) => transfer::import(&db, i, a.json)?,
-        Command::Web(_) | Command::Mcp(_) => unreachable!("served above"),
         Command::Reembed { limit } => {
             let r = db.reembed(*limit)?;
             let v = json!({"embedded": r.embedded, "remaining": r.remaining, "rebuilt": r.rebuilt});
