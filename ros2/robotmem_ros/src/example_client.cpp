@@ -7,6 +7,7 @@
 // object position), EndSession with the outcome score (0.0 for a failure is a
 // score: has_outcome_score). Run against a robotmem node:
 //   ros2 run robotmem_ros robotmem_example_client --ros-args -p memory:=/robot_a/robotmem
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -30,16 +31,30 @@ using robotmem_msgs::msg::StatusCode;
 namespace
 {
 
+// Calls a service; a read (`retry_read`) is sent again when no response came in
+// 2 s. Right after start-up a response can still be lost: wait_for_service sees
+// the server from the client's side, but Fast DDS drops a response until the
+// server has matched this client's response reader as well. Recall is safe to
+// repeat; the writes are sent once (10 s), after the first recall has answered.
 template<class ServiceT>
 typename ServiceT::Response::SharedPtr call(
   const rclcpp::Node::SharedPtr & node, const typename rclcpp::Client<ServiceT>::SharedPtr & client,
-  typename ServiceT::Request::SharedPtr request)
+  typename ServiceT::Request::SharedPtr request, bool retry_read = false)
 {
-  auto future = client->async_send_request(request);
-  if (rclcpp::spin_until_future_complete(node, future, 10s) != rclcpp::FutureReturnCode::SUCCESS) {
+  const int attempts = retry_read ? 5 : 1;
+  const auto wait = retry_read ? std::chrono::duration_cast<std::chrono::nanoseconds>(2s) : 10s;
+  typename ServiceT::Response::SharedPtr response;
+  for (int i = 0; i < attempts && !response; ++i) {
+    auto future = client->async_send_request(request);
+    if (rclcpp::spin_until_future_complete(node, future, wait) == rclcpp::FutureReturnCode::SUCCESS) {
+      response = future.get();
+    } else {
+      client->remove_pending_request(future);
+    }
+  }
+  if (!response) {
     throw std::runtime_error(std::string("no response from ") + client->get_service_name());
   }
-  auto response = future.get();
   if (response->status != StatusCode::OK) {
     throw std::runtime_error(
       std::string(client->get_service_name()) + ": status " + std::to_string(response->status) + ": " +
@@ -73,10 +88,20 @@ int main(int argc, char ** argv)
   auto recall = node->create_client<srv::Recall>(memory + "/recall");
   auto start = node->create_client<srv::StartSession>(memory + "/start_session");
   auto end = node->create_client<srv::EndSession>(memory + "/end_session");
-  if (!learn->wait_for_service(30s)) {
-    RCLCPP_ERROR(node->get_logger(), "no memory node at %s", learn->get_service_name());
-    rclcpp::shutdown();
-    return 1;
+  // Every client waits for its own service: a node's services appear one by
+  // one, and a request sent before its client has matched the server is lost
+  // (waiting for learn alone raced the node's start-up).
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  for (const rclcpp::ClientBase::SharedPtr & client :
+    std::vector<rclcpp::ClientBase::SharedPtr>{learn, recall, start, end})
+  {
+    const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(
+      deadline - std::chrono::steady_clock::now());
+    if (!client->wait_for_service(std::max(left, std::chrono::nanoseconds(0)))) {
+      RCLCPP_ERROR(node->get_logger(), "no memory node at %s", client->get_service_name());
+      rclcpp::shutdown();
+      return 1;
+    }
   }
 
   int rc = 0;
@@ -87,7 +112,7 @@ int main(int argc, char ** argv)
       rq->query = "grasp mug force";
       rq->n = 10;
       rq->context_filter = R"({"task.success": true})";
-      auto worked = call<srv::Recall>(node, recall, rq);
+      auto worked = call<srv::Recall>(node, recall, rq, true);
       double force = 20.0;  // first guess of a robot with no memory
       double f = 0.0;
       if (!worked->memories.empty() && force_of(worked->memories[0].params_json, f)) {
@@ -95,7 +120,7 @@ int main(int argc, char ** argv)
         RCLCPP_INFO(node->get_logger(), "episode %ld: memory says %.1f N worked", static_cast<long>(episode), f);
       } else {
         rq->context_filter = R"({"task.success": false})";
-        auto failed = call<srv::Recall>(node, recall, rq);
+        auto failed = call<srv::Recall>(node, recall, rq, true);
         double lowest = force + 2.5;
         for (const auto & m : failed->memories) {
           if (force_of(m.params_json, f) && f < lowest) {

@@ -56,8 +56,16 @@ public:
     recall_group_ = create_callback_group(rclcpp::CallbackGroupType::Reentrant);
     status_group_ = create_callback_group(rclcpp::CallbackGroupType::MutuallyExclusive);
 
-    // Latched status: reliable, transient_local, depth 1.
-    status_pub_ = create_publisher<msg::NodeStatus>("~/status", rclcpp::QoS(1).reliable().transient_local());
+    // Latched status: reliable, transient_local, depth 1. Never intra-process:
+    // with intra-process comms on (robotmem.launch.py), rclcpp hands a message
+    // only to the subscriptions in this process and skips DDS while no other
+    // process subscribes, so the DDS writer's history stays empty and a
+    // subscriber in another process that starts later would get nothing until
+    // the next periodic republish. Through DDS the writer keeps the last status.
+    rclcpp::PublisherOptions status_options;
+    status_options.use_intra_process_comm = rclcpp::IntraProcessSetting::Disable;
+    status_pub_ = create_publisher<msg::NodeStatus>(
+      "~/status", rclcpp::QoS(1).reliable().transient_local(), status_options);
 
     auto opened = robotmem::Db::try_open(open_options(params_));
     if (opened) {
