@@ -129,10 +129,10 @@ if [ -n "$rclcpp" ]; then
   echo "rclcpp found: $rclcpp (robotmem_ros builds its component node)"
 else
   echo "################################################################################"
-  echo "SKIPPED: rclcpp nodes — rclcpp is not installable from the registries these machines reach"
-  echo "         (find_package(rclcpp) fails here; robotmem_ros skips its component node and example"
-  echo "         client; scripts/ros2-interfaces.sh builds robotmem_msgs with the Jazzy PyPI wheels and"
-  echo "         tests the node logic; see ros2/README.md for a ROS 2 Humble/Jazzy host)"
+  echo "SKIPPED here: rclcpp nodes — Debian's ament has no rclcpp (find_package(rclcpp) fails;"
+  echo "         robotmem_ros skips its component node and example client in this workspace)."
+  echo "         scripts/ros2-interfaces.sh builds them against rclcpp from ../shared/vendor and the"
+  echo "         Jazzy PyPI wheels and runs the real node; see ros2/README.md"
   echo "################################################################################"
 fi
 echo "colcon: $tests passed, $failed failed, $skipped skipped"

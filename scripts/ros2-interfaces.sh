@@ -27,7 +27,10 @@
 # On a ROS 2 host (ROS_DISTRO set) nothing is installed and the archive is
 # ignored: the sourced environment's colcon, ament, rosidl and rclcpp are used.
 #
-# Usage: scripts/ros2-interfaces.sh   (from anywhere)
+# Usage: scripts/ros2-interfaces.sh            (from anywhere)
+#        scripts/ros2-interfaces.sh --bench [N]  build, then instead of the tests the
+#             Recall round trip benchmark (robotmem_recall_bench) on N SQuAD dev
+#             sentences (default 10000), BM25 and hybrid (the default model)
 # Env:   ROBOTMEM_ROS2_VENV        venv directory (default: ~/.cache/robotmem/ros2-jazzy-<hash>)
 #        ROBOTMEM_CARGO_TARGET_DIR cargo target dir (default: <repo>/target)
 #        ROBOTMEM_ROS2_KEEP=1      keep the workspace (kept anyway on failure)
@@ -177,6 +180,42 @@ for f in robotmem_msgs/include/robotmem_msgs/robotmem_msgs/srv/learn.hpp \
   [ -e "install/$f" ] || fail "install/$f missing"
 done
 rclcpp_line=$(grep -h -e 'rclcpp not found' -e 'robotmem_ros: building the rclcpp' log/latest_build/robotmem_ros/stdout_stderr.log | head -n 1 || true)
+
+# --- bench mode: the Recall service round trip next to the direct C call -----------
+if [ "${1:-}" = --bench ]; then
+  bench=install/robotmem_ros/lib/robotmem_ros/robotmem_recall_bench
+  [ -x "$bench" ] || fail "no $bench (rclcpp missing: ${rclcpp_line:-?})"
+  bash "$root/scripts/fetch-model.sh" >/dev/null 2>&1 || fail "scripts/fetch-model.sh failed"
+  model=$root/.cache/models/use-multilingual-v3-int8
+  export ROBOTMEM_ORT_LIBRARY=$root/.cache/models/onnxruntime/libonnxruntime.so
+  /usr/bin/python3 - "$root/../shared/data/squad-dev-sentences.jsonl.gz" "$ws" <<'PY'
+import gzip, json, sys
+mem, qs = [], []
+with gzip.open(sys.argv[1], "rt", encoding="utf-8") as f:
+    for line in f:
+        r = json.loads(line)
+        if r["type"] == "memory":
+            mem.append(r["text"])
+        elif r["type"] == "query":
+            qs.append(r["question"])
+assert mem and qs, "no memories or queries in " + sys.argv[1]
+for name, rows in (("memories.txt", mem), ("queries.txt", qs)):
+    with open(sys.argv[2] + "/" + name, "w", encoding="utf-8") as out:
+        out.write("\n".join(t.replace("\n", " ") for t in rows) + "\n")
+PY
+  export ROS_DOMAIN_ID=$((100 + $$ % 100)) ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_LOG_DIR=$ws/ros-log
+  export FASTRTPS_DEFAULT_PROFILES_FILE=$root/ros2/robotmem_msgs/test/fastdds-loopback.xml
+  export FASTDDS_DEFAULT_PROFILES_FILE=$FASTRTPS_DEFAULT_PROFILES_FILE
+  step "robotmem_recall_bench: ${2:-10000} memories, $(nproc) cores, $(uname -m), domain $ROS_DOMAIN_ID on 127.0.0.1"
+  (
+    set +u
+    # shellcheck disable=SC1091
+    source install/setup.bash
+    "$bench" --memories "$ws/memories.txt" --queries "$ws/queries.txt" --db "$ws/bench.db" \
+      --count "${2:-10000}" --model-dir "$model"
+  ) || fail "robotmem_recall_bench failed"
+  exit 0
+fi
 
 # --- 3. colcon test ----------------------------------------------------------------
 step "colcon test robotmem_msgs robotmem_ros"
