@@ -122,9 +122,10 @@ pub fn is_stopword(w: &str) -> bool {
     STOPWORDS.binary_search(&w).is_ok()
 }
 
-/// A word long enough to mean something: two characters, or any CJK word.
+/// A word long enough to mean something: two characters, a digit, or any CJK word.
 fn is_significant(w: &str) -> bool {
-    w.chars().count() > 1 || w.chars().any(is_cjk)
+    // A lone digit counts: robots name things by number ("pallet 7", "dock 3").
+    w.chars().count() > 1 || w.chars().any(|c| is_cjk(c) || c.is_ascii_digit())
 }
 
 /// FTS5 operator words; never sent as operators (queries quote every word anyway).
@@ -283,7 +284,8 @@ mod tests {
         assert_eq!(fts_query("test AND (OR) \"hello").as_deref(), Some("\"test\" OR \"hello\""));
         assert_eq!(fts_query("a b c"), None);
         assert_eq!(fts_query("*"), None);
-        assert_eq!(fts_query("x\" OR 1=1; --").as_deref(), None);
+        assert_eq!(fts_query("x\" OR 1=1; --").as_deref(), Some("\"1\""));
+        assert_eq!(fts_query("pallet 7 on dock B").as_deref(), Some("\"pallet\" OR \"7\" OR \"dock\""));
         assert_eq!(fts_query("how to grasp a cup").as_deref(), Some("\"grasp\" OR \"cup\""));
         assert_eq!(fts_query("the of").as_deref(), Some("\"the\" OR \"of\""));
     }

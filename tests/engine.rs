@@ -35,6 +35,24 @@ fn learn_then_recall() {
 }
 
 #[test]
+fn a_lone_number_in_the_query_picks_its_memory() {
+    // Robots name things by number: "pallet 7" must rank the memory about pallet 7
+    // first, not every pallet alike (single digits used to be dropped from queries).
+    let db = db();
+    let mut ids = Vec::new();
+    for i in [0, 1, 2, 5, 6, 7, 8, 9] {
+        ids.push((i, learn(&db, &format!("camera frame {i}: pallet {i} on conveyor belt")).memory_id));
+    }
+    let seven = ids.iter().find(|(i, _)| *i == 7).unwrap().1;
+    let r = recall(&db, "pallet 7 conveyor belt");
+    assert_eq!(r.hits[0].memory.id, seven);
+    assert!(r.hits[0].score > r.hits[1].score);
+    // Digits are words of dedup as well: the same sentence about another pallet is new.
+    assert!(learn(&db, "pallet 3 waits at dock 4").duplicate.is_none());
+    assert!(learn(&db, "pallet 4 waits at dock 4").duplicate.is_none());
+}
+
+#[test]
 fn dots_in_text_do_not_break_dedup_or_search() {
     let db = db();
     let a = learn(&db, "grip_force=12.5N works best");
