@@ -122,10 +122,16 @@ pub fn is_stopword(w: &str) -> bool {
     STOPWORDS.binary_search(&w).is_ok()
 }
 
-/// A word long enough to mean something: two characters, a digit, or any CJK word.
+/// A word long enough to mean something: two characters, or any CJK word.
 fn is_significant(w: &str) -> bool {
-    // A lone digit counts: robots name things by number ("pallet 7", "dock 3").
-    w.chars().count() > 1 || w.chars().any(|c| is_cjk(c) || c.is_ascii_digit())
+    w.chars().count() > 1 || w.chars().any(is_cjk)
+}
+
+/// A word a query searches for: a significant one, or a lone digit — robots name
+/// things by number ("pallet 7", "dock 3"). Dedup leaves lone digits to the
+/// numbers signature (which must be equal anyway) so they do not count twice.
+fn is_query_word(w: &str) -> bool {
+    is_significant(w) || (w.len() == 1 && w.as_bytes()[0].is_ascii_digit())
 }
 
 /// FTS5 operator words; never sent as operators (queries quote every word anyway).
@@ -136,12 +142,12 @@ fn is_fts_operator(w: &str) -> bool {
 /// Most words a recall query sends to FTS5 (bounds the cost of a pasted paragraph).
 pub const MAX_QUERY_WORDS: usize = 32;
 
-/// The distinct query words in order: significant, not FTS5 operators; English
+/// The distinct query words in order: significant or lone digits, not FTS5 operators; English
 /// stopwords dropped unless nothing else is left.
 pub fn query_words(query: &str) -> Vec<String> {
     let mut all: Vec<String> = Vec::new();
     for_each_word(query, |w| {
-        if is_significant(w) && !is_fts_operator(w) && !all.iter().any(|x| x == w) {
+        if is_query_word(w) && !is_fts_operator(w) && !all.iter().any(|x| x == w) {
             all.push(w.to_string());
         }
     });

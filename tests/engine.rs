@@ -47,7 +47,7 @@ fn a_lone_number_in_the_query_picks_its_memory() {
     let r = recall(&db, "pallet 7 conveyor belt");
     assert_eq!(r.hits[0].memory.id, seven);
     assert!(r.hits[0].score > r.hits[1].score);
-    // Digits are words of dedup as well: the same sentence about another pallet is new.
+    // The same sentence about another pallet is new (the numbers differ).
     assert!(learn(&db, "pallet 3 waits at dock 4").duplicate.is_none());
     assert!(learn(&db, "pallet 4 waits at dock 4").duplicate.is_none());
 }
