@@ -253,7 +253,9 @@ def start_launch(wd, name, log_name, *launch_args, exit_with=None):
     argv = [sys.executable, os.path.join(HERE, "launch_runner.py"), launch_file(name)] + list(launch_args)
     if exit_with:
         argv += ["--exit-with", exit_with]
-    return Process(argv, wd.file(log_name + ".log"))
+    # launch_ros writes each node's parameters to a launch_params_* file in TMPDIR
+    # and leaves it there: in the work directory, it goes with it.
+    return Process(argv, wd.file(log_name + ".log"), env=dict(os.environ, TMPDIR=wd.path))
 
 
 _ROS = None
