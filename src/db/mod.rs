@@ -94,6 +94,8 @@ pub struct Db {
     vindex: search::vindex::VectorIndex,
     /// Coordinates for spatial_sort (search/points.rs).
     points: search::points::PointIndex,
+    /// Values for context_filter (search/columns.rs).
+    columns: search::columns::ColumnIndex,
     opts: OpenOptions,
     /// Recall bookkeeping not yet written (`touches`).
     touches: Mutex<touches::Pending>,
@@ -151,6 +153,7 @@ impl Db {
             index: Default::default(),
             vindex: Default::default(),
             points: Default::default(),
+            columns: Default::default(),
             embedder,
             embed_note,
             base_rev: Default::default(),
@@ -370,6 +373,8 @@ impl Db {
             spatial: req.spatial_sort.map(SpatialSort::parse).transpose()?,
             rrf_k: self.opts.rrf_k,
             points: Some(&self.points),
+            columns: Some(&self.columns),
+            checker: Default::default(),
         };
         // A query of symbols only ("*") lists memories newest first: no vector
         // search; nor while the stored vectors are another model's (no point

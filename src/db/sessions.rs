@@ -71,6 +71,8 @@ impl Db {
                 spatial: None,
                 rrf_k: self.opts.rrf_k,
                 points: None,
+                columns: None,
+                checker: Default::default(),
             };
             Ok(self.hits(conn, &plan, None)?.0)
         })

@@ -6,6 +6,7 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
+use super::columns::Checker;
 use super::index::{Ranking, TextIndex};
 use super::Plan;
 use crate::error::Result;
@@ -57,23 +58,30 @@ pub fn for_each_ranked(conn: &Connection, ranking: Ranking, plan: &Plan, mut f: 
     Ok(())
 }
 
-/// Loads a ranked id as a candidate if it passes the plan's SQL-side filters.
-pub struct Lookup<'c, 'p> {
+/// Loads a ranked id as a candidate if it passes the plan's SQL-side filters
+/// (and, with a context filter, if the in-process columns say it can satisfy it:
+/// the others are skipped without reading their row).
+pub struct Lookup<'c, 'p, 'a> {
     st: rusqlite::CachedStatement<'c>,
-    plan: &'p Plan<'p>,
+    plan: &'p Plan<'a>,
+    checker: Option<&'p Checker<'a>>,
 }
 
-impl<'c, 'p> Lookup<'c, 'p> {
-    pub fn new(conn: &'c Connection, plan: &'p Plan<'p>) -> Result<Self> {
+impl<'c, 'p, 'a> Lookup<'c, 'p, 'a> {
+    pub fn new(conn: &'c Connection, plan: &'p Plan<'a>) -> Result<Self> {
+        let checker = plan.checker(conn)?;
         let st = conn.prepare_cached(
             "SELECT is_real, CASE WHEN ?5 THEN context END FROM memories
              WHERE id = ?1 AND collection = ?2 AND status = 'active' AND confidence >= ?3
                AND (?4 IS NULL OR session_id = ?4) AND (?6 IS NULL OR session_id IS NOT ?6)",
         )?;
-        Ok(Lookup { st, plan })
+        Ok(Lookup { st, plan, checker })
     }
 
     pub fn get(&mut self, id: i64, lexical: Option<f64>) -> Result<Option<Candidate>> {
+        if self.checker.is_some_and(|c| !c.admits(id)) {
+            return Ok(None);
+        }
         let p = self.plan;
         let hit = self
             .st
@@ -88,8 +96,21 @@ impl<'c, 'p> Lookup<'c, 'p> {
 
 /// Newest first, filters in SQL (the collection index gives the order without
 /// sorting): the candidates of a query without a searchable word, and the
-/// memories that fill a constrained recall.
+/// memories that fill a constrained recall. With a context filter, the ids the
+/// columns pre-select instead of every row of the collection.
 pub fn scan(conn: &Connection, plan: &Plan, mut f: impl FnMut(Candidate) -> Result<bool>) -> Result<()> {
+    if let Some(checker) = plan.checker(conn)? {
+        // Only the memories that can satisfy the filter, newest first.
+        let mut lookup = Lookup::new(conn, plan)?;
+        for id in checker.newest_first() {
+            if let Some(c) = lookup.get(id, None)? {
+                if !f(c)? {
+                    break;
+                }
+            }
+        }
+        return Ok(());
+    }
     let mut st = conn.prepare_cached(
         "SELECT id, is_real, CASE WHEN ?5 THEN context END FROM memories
          WHERE collection = ?1 AND status = 'active' AND confidence >= ?2

@@ -50,7 +50,7 @@ impl<'a> LazyContext<'a> {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Op {
+pub enum Op {
     Eq,
     Ne,
     Lt,
@@ -76,7 +76,7 @@ impl Op {
 /// A parsed `context_filter`: all conditions must hold (AND).
 #[derive(Debug, Clone, Default)]
 pub struct ContextFilter {
-    conds: Vec<(DotPath, Vec<(Op, Value)>)>,
+    conds: Vec<(DotPath, Conditions)>,
 }
 
 impl ContextFilter {
@@ -112,12 +112,49 @@ impl ContextFilter {
     pub fn matches_with(&self, get: impl Fn(&[String]) -> Option<Value>) -> bool {
         self.conds.iter().all(|(path, ops)| match get(path) {
             None => false,
-            Some(actual) => ops.iter().all(|(op, expected)| compare(*op, &actual, expected)),
+            Some(actual) => Self::holds(ops, View::of(&actual)),
         })
+    }
+
+    /// The conditions, one per dot path, in the filter's order.
+    pub fn conditions(&self) -> impl Iterator<Item = (&DotPath, &Conditions)> {
+        self.conds.iter().map(|(p, ops)| (p, ops))
+    }
+
+    /// Whether a value present at a condition's path satisfies it.
+    pub fn holds(ops: &Conditions, actual: View) -> bool {
+        ops.iter().all(|(op, expected)| compare(*op, actual, expected))
     }
 }
 
-fn parse_ops(path: &str, o: Map<String, Value>) -> Result<Vec<(Op, Value)>> {
+/// The operators and operands of one path's condition (all must hold).
+pub type Conditions = Vec<(Op, Value)>;
+
+/// A value as the filter compares it: what [`compare`] needs of a JSON value, so
+/// values held elsewhere (search/columns.rs) compare exactly as parsed ones do.
+#[derive(Debug, Clone, Copy)]
+pub enum View<'a> {
+    Num(f64),
+    Str(&'a str),
+    Bool(bool),
+    Null,
+    /// An object or an array (or a number without an f64 value).
+    Other(&'a Value),
+}
+
+impl<'a> View<'a> {
+    pub fn of(v: &'a Value) -> View<'a> {
+        match v {
+            Value::Number(n) => n.as_f64().map_or(View::Other(v), View::Num),
+            Value::String(s) => View::Str(s),
+            Value::Bool(b) => View::Bool(*b),
+            Value::Null => View::Null,
+            _ => View::Other(v),
+        }
+    }
+}
+
+fn parse_ops(path: &str, o: Map<String, Value>) -> Result<Conditions> {
     o.into_iter()
         .map(|(k, v)| match Op::parse(&k) {
             Some(op) => Ok((op, v)),
@@ -129,18 +166,22 @@ fn parse_ops(path: &str, o: Map<String, Value>) -> Result<Vec<(Op, Value)>> {
 }
 
 /// JSON equality where numbers compare by value (1 == 1.0).
-fn json_eq(a: &Value, b: &Value) -> bool {
+fn json_eq(a: View, b: &Value) -> bool {
     match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
-        _ => a == b,
+        (View::Num(x), Value::Number(y)) => Some(x) == y.as_f64(),
+        (View::Str(x), Value::String(y)) => x == y,
+        (View::Bool(x), Value::Bool(y)) => x == *y,
+        (View::Null, Value::Null) => true,
+        (View::Other(x), y) => x == y,
+        _ => false,
     }
 }
 
-fn compare(op: Op, actual: &Value, expected: &Value) -> bool {
+fn compare(op: Op, actual: View, expected: &Value) -> bool {
     use std::cmp::Ordering;
     let ord = match (actual, expected) {
-        (Value::Number(a), Value::Number(b)) => a.as_f64().and_then(|a| a.partial_cmp(&b.as_f64()?)),
-        (Value::String(a), Value::String(b)) => Some(a.cmp(b)),
+        (View::Num(a), Value::Number(b)) => b.as_f64().and_then(|b| a.partial_cmp(&b)),
+        (View::Str(a), Value::String(b)) => Some(a.cmp(b.as_str())),
         _ => None,
     };
     match op {

@@ -26,9 +26,11 @@ pub mod fusion;
 pub mod hybrid;
 pub mod index;
 pub mod points;
+pub mod columns;
 pub mod quant;
 pub mod vindex;
 
+use std::cell::OnceCell;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
@@ -57,6 +59,11 @@ pub struct Plan<'a> {
     pub rrf_k: f64,
     /// The in-process coordinates spatial_sort orders by (none: every row is read).
     pub points: Option<&'a points::PointIndex>,
+    /// The in-process values context_filter pre-selects by (none: every row is read).
+    pub columns: Option<&'a columns::ColumnIndex>,
+    /// The filter over the columns, made on first use in the recall's read
+    /// transaction ([`Plan::checker`]).
+    pub checker: OnceCell<Option<columns::Checker<'a>>>,
 }
 
 /// One ranked result, before the memory row is loaded.
@@ -100,10 +107,25 @@ pub fn is_real_world(ctx: &serde_json::Map<String, Value>) -> bool {
     ctx.get("env").and_then(|e| e.get("sim_or_real")).and_then(Value::as_str) == Some("real")
 }
 
-impl Plan<'_> {
+impl<'a> Plan<'a> {
     /// Whether candidates need their context JSON (for context_filter / spatial_sort).
     pub fn needs_context(&self) -> bool {
         self.filter.is_some() || self.spatial.is_some()
+    }
+
+    /// The context filter over the in-process columns (a read lock on them for the
+    /// rest of the recall); `None` without a filter or columns. It only
+    /// pre-selects: every row loaded is still checked against its stored context
+    /// ([`admit`]).
+    pub fn checker(&self, conn: &Connection) -> Result<Option<&columns::Checker<'a>>> {
+        if self.checker.get().is_none() {
+            let c = match (self.columns, &self.filter) {
+                (Some(c), Some(f)) => Some(c.checker(conn, f, self.collection)?),
+                _ => None,
+            };
+            let _ = self.checker.set(c);
+        }
+        Ok(self.checker.get().and_then(Option::as_ref))
     }
 
     /// Whether the recall has constraints that hold over all memories: then it

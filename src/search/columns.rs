@@ -1,0 +1,320 @@
+//! The values that context_filter reads, held in process: per dot path asked for
+//! (at most [`MAX_COLUMNS`]), the value at that path in each active memory's
+//! context that has one, kept in sync with the memories table by `rev` as the
+//! text index and the coordinates ([`super::points`]) are. A recall with a filter
+//! evaluates its conditions over these columns (a compare per memory holding the
+//! path, no JSON parsed) and gets the ids that satisfy them; only those rows are
+//! loaded. Before, a selective filter parsed the context of nearly every memory
+//! of the collection.
+//!
+//! Only a pre-selection: every row loaded is still checked in SQL and by the
+//! filter on its stored context, so results are those of the full scan. The
+//! columns agree with the stored contexts exactly (same lookup, same comparison,
+//! same snapshot), so no memory that satisfies the filter is left out.
+//!
+//! Layout: ids ascending (a new memory has the largest id so far; a changed one
+//! keeps its slot), so the ids that pass come out sorted, newest last, and a
+//! slot is found by binary search. Strings are interned per column; a value
+//! that is neither number, string, bool nor null is kept whole.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use parking_lot::{RwLock, RwLockReadGuard};
+use rusqlite::{params, Connection};
+use serde_json::Value;
+
+use super::filter::{Conditions, ContextFilter, DotPath, LazyContext, View};
+use crate::error::Result;
+
+/// Dot paths held at once; asking for another drops the least recently used.
+/// A filter has at most 10 conditions; those beyond the columns held are left to
+/// the row check.
+pub const MAX_COLUMNS: usize = 8;
+
+/// A value at a path, compact (16 bytes).
+#[derive(Debug, Clone, PartialEq)]
+enum Cell {
+    /// The memory changed or left (its slot waits for compaction).
+    Dead,
+    Num(f64),
+    /// Index into the column's strings.
+    Str(u32),
+    Bool(bool),
+    Null,
+    /// Index into the column's other values (objects, arrays).
+    Other(u32),
+}
+
+struct Column {
+    rev: i64,
+    used: AtomicU64,
+    ids: Vec<i64>,
+    collections: Vec<u32>,
+    cells: Vec<Cell>,
+    strings: Vec<Box<str>>,
+    string_ids: HashMap<Box<str>, u32>,
+    others: Vec<Value>,
+    dead: usize,
+}
+
+impl Column {
+    fn new() -> Column {
+        Column {
+            rev: -1,
+            used: AtomicU64::new(0),
+            ids: Vec::new(),
+            collections: Vec::new(),
+            cells: Vec::new(),
+            strings: Vec::new(),
+            string_ids: HashMap::new(),
+            others: Vec::new(),
+            dead: 0,
+        }
+    }
+
+    fn cell(&mut self, v: Value) -> Cell {
+        match v {
+            Value::Number(n) => n.as_f64().map_or_else(|| self.other(Value::Number(n)), Cell::Num),
+            Value::String(s) => {
+                let next = self.strings.len() as u32;
+                let id = *self.string_ids.entry(s.as_str().into()).or_insert(next);
+                if id == next {
+                    self.strings.push(s.into_boxed_str());
+                }
+                Cell::Str(id)
+            }
+            Value::Bool(b) => Cell::Bool(b),
+            Value::Null => Cell::Null,
+            other => self.other(other),
+        }
+    }
+
+    fn other(&mut self, v: Value) -> Cell {
+        self.others.push(v);
+        Cell::Other(self.others.len() as u32 - 1)
+    }
+
+    fn view(&self, c: &Cell) -> Option<View<'_>> {
+        Some(match c {
+            Cell::Dead => return None,
+            Cell::Num(x) => View::Num(*x),
+            Cell::Str(i) => View::Str(&self.strings[*i as usize]),
+            Cell::Bool(b) => View::Bool(*b),
+            Cell::Null => View::Null,
+            Cell::Other(i) => View::Other(&self.others[*i as usize]),
+        })
+    }
+
+    /// Applies the changes read at one sync: `None` removes the memory's value.
+    fn apply(&mut self, changed: Vec<(i64, Option<(u32, Value)>)>) {
+        let mut appended: Vec<(i64, u32, Value)> = Vec::new();
+        for (id, value) in changed {
+            let at = self.ids.binary_search(&id);
+            match (at, value) {
+                (Ok(i), Some((c, v))) => {
+                    if self.cells[i] == Cell::Dead {
+                        self.dead -= 1;
+                    }
+                    self.cells[i] = self.cell(v);
+                    self.collections[i] = c;
+                }
+                (Ok(i), None) => {
+                    if self.cells[i] != Cell::Dead {
+                        self.cells[i] = Cell::Dead;
+                        self.dead += 1;
+                    }
+                }
+                (Err(_), Some((c, v))) => appended.push((id, c, v)),
+                (Err(_), None) => {}
+            }
+        }
+        appended.sort_unstable_by_key(|a| a.0);
+        let in_order = appended.first().is_none_or(|a| self.ids.last().is_none_or(|&last| last < a.0));
+        for (id, c, v) in appended {
+            let cell = self.cell(v);
+            self.ids.push(id);
+            self.collections.push(c);
+            self.cells.push(cell);
+        }
+        if !in_order {
+            // A memory that gained the path later: restore the order of ids.
+            let mut order: Vec<usize> = (0..self.ids.len()).collect();
+            order.sort_unstable_by_key(|&i| self.ids[i]);
+            self.ids = order.iter().map(|&i| self.ids[i]).collect();
+            self.collections = order.iter().map(|&i| self.collections[i]).collect();
+            self.cells = order.iter().map(|&i| self.cells[i].clone()).collect();
+        }
+        if self.ids.len() > 1024 && self.dead > self.ids.len() / 2 {
+            self.compact();
+        }
+    }
+
+    /// Drops dead slots and the strings and values only they used.
+    fn compact(&mut self) {
+        let mut live = Column::new();
+        for i in 0..self.ids.len() {
+            let v = match &self.cells[i] {
+                Cell::Dead => continue,
+                Cell::Num(x) => Value::from(*x),
+                Cell::Str(s) => Value::String(self.strings[*s as usize].to_string()),
+                Cell::Bool(b) => Value::Bool(*b),
+                Cell::Null => Value::Null,
+                Cell::Other(o) => self.others[*o as usize].clone(),
+            };
+            let cell = live.cell(v);
+            live.ids.push(self.ids[i]);
+            live.collections.push(self.collections[i]);
+            live.cells.push(cell);
+        }
+        live.rev = self.rev;
+        live.used = AtomicU64::new(self.used.load(Ordering::Relaxed));
+        *self = live;
+    }
+}
+
+#[derive(Default)]
+struct Inner {
+    columns: HashMap<DotPath, Column>,
+    collections: HashMap<String, u32>,
+}
+
+/// See the module documentation. Thread-safe: a query takes a read lock, syncing
+/// a short write lock.
+#[derive(Default)]
+pub struct ColumnIndex {
+    inner: RwLock<Inner>,
+    clock: AtomicU64,
+}
+
+impl ColumnIndex {
+    /// Brings the column of `path` up to the snapshot of `conn` (built on first use:
+    /// every memory's context is read once).
+    fn sync(&self, conn: &Connection, path: &DotPath, head: i64) -> Result<()> {
+        if self.inner.read().columns.get(path).is_some_and(|c| c.rev >= head) {
+            return Ok(());
+        }
+        let mut inner = self.inner.write();
+        let from = match inner.columns.get(path) {
+            Some(c) if c.rev >= head => return Ok(()),
+            Some(c) => c.rev,
+            None => -1,
+        };
+        if !inner.columns.contains_key(path) && inner.columns.len() >= MAX_COLUMNS {
+            if let Some(old) = inner.columns.iter().min_by_key(|(_, c)| c.used.load(Ordering::Relaxed)).map(|(k, _)| k.clone()) {
+                inner.columns.remove(&old);
+            }
+        }
+        let mut changed: Vec<(i64, Option<(u32, Value)>)> = Vec::new();
+        let mut st = conn.prepare_cached(
+            "SELECT id, collection, status = 'active', context FROM memories WHERE rev > ?1 AND rev <= ?2",
+        )?;
+        let mut rows = st.query(params![from, head])?;
+        while let Some(r) = rows.next()? {
+            let id: i64 = r.get(0)?;
+            let mut value = None;
+            if r.get::<_, bool>(2)? {
+                let text = String::from_utf8_lossy(r.get_ref(3)?.as_bytes()?).into_owned();
+                if let Some(v) = LazyContext::new(&text).lookup(path) {
+                    let name = r.get_ref(1)?.as_str()?;
+                    let next = inner.collections.len() as u32;
+                    let c = *inner.collections.entry(name.to_string()).or_insert(next);
+                    value = Some((c, v));
+                }
+            }
+            changed.push((id, value));
+        }
+        let column = inner.columns.entry(path.clone()).or_insert_with(Column::new);
+        column.apply(changed);
+        column.rev = head;
+        Ok(())
+    }
+
+    /// Syncs the columns of the filter's paths (at most [`MAX_COLUMNS`]; the row
+    /// check does the rest) to the snapshot of `conn` and returns a [`Checker`]
+    /// over them, which holds a read lock until dropped (one recall).
+    pub fn checker(&self, conn: &Connection, filter: &ContextFilter, collection: &str) -> Result<Checker<'_>> {
+        let head: i64 = conn.prepare_cached("SELECT coalesce(max(rev), 0) FROM memories")?.query_row([], |r| r.get(0))?;
+        let conds: Vec<(DotPath, Conditions)> =
+            filter.conditions().take(MAX_COLUMNS).map(|(p, ops)| (p.clone(), ops.clone())).collect();
+        for (path, _) in &conds {
+            self.sync(conn, path, head)?;
+        }
+        let inner = self.inner.read();
+        for (path, _) in &conds {
+            if let Some(c) = inner.columns.get(path) {
+                c.used.store(self.clock.fetch_add(1, Ordering::Relaxed) + 1, Ordering::Relaxed);
+            }
+        }
+        let collection = inner.collections.get(collection).copied();
+        Ok(Checker { inner, conds, collection })
+    }
+}
+
+/// The filter's conditions over the columns, for one recall (see [`ColumnIndex::checker`]).
+pub struct Checker<'a> {
+    inner: RwLockReadGuard<'a, Inner>,
+    conds: Vec<(DotPath, Conditions)>,
+    /// None: the collection has no memory holding any of the paths.
+    collection: Option<u32>,
+}
+
+impl Checker<'_> {
+    /// The columns of the conditions; a column another recall dropped since (more
+    /// paths asked for than held) is left out: the row check decides it.
+    fn columns(&self) -> impl Iterator<Item = (&Column, &Conditions)> {
+        self.conds.iter().filter_map(|(p, ops)| Some((self.inner.columns.get(p)?, ops)))
+    }
+
+    fn holds_at(&self, column: &Column, ops: &Conditions, i: usize) -> bool {
+        Some(column.collections[i]) == self.collection
+            && column.view(&column.cells[i]).is_some_and(|v| ContextFilter::holds(ops, v))
+    }
+
+    /// Whether memory `id` can satisfy the filter: its value at each path does
+    /// (a memory lacking a path never satisfies its condition).
+    pub fn admits(&self, id: i64) -> bool {
+        self.columns().all(|(c, ops)| c.ids.binary_search(&id).is_ok_and(|i| self.holds_at(c, ops, i)))
+    }
+
+    /// The ids that satisfy the filter, newest (largest) first: the shortest
+    /// column walked backwards, each id checked against the others.
+    /// Lazy: a recall stops as soon as it has its n.
+    pub fn newest_first(&self) -> impl Iterator<Item = i64> + '_ {
+        let first = self.columns().min_by_key(|(c, _)| c.ids.len() - c.dead);
+        let len = first.map_or(0, |(c, _)| c.ids.len());
+        (0..len)
+            .rev()
+            .filter_map(move |i| {
+                let (c, ops) = first?;
+                self.holds_at(c, ops, i).then(|| c.ids[i])
+            })
+            .filter(|&id| self.admits(id))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn apply_keeps_ids_sorted_and_compacts() {
+        let mut c = Column::new();
+        c.apply((1..=3000i64).map(|id| (id, Some(((id % 2) as u32, Value::from(format!("s{}", id % 5)))))).collect());
+        // Forget most, change some in place, let an old memory gain the path.
+        let mut ch: Vec<(i64, Option<(u32, Value)>)> = (1..=3000i64).filter(|id| id % 3 != 0).map(|id| (id, None)).collect();
+        ch.push((3, Some((1, Value::Bool(true)))));
+        ch.push((3001, Some((0, serde_json::json!([1, 2])))));
+        c.apply(ch);
+        c.apply(vec![(0, Some((0, Value::Null)))]);
+        assert!(c.ids.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(c.dead, 0, "compacted");
+        assert_eq!(c.ids.len(), 1002);
+        assert_eq!(c.ids[0], 0);
+        let at = |id: i64| c.view(&c.cells[c.ids.binary_search(&id).unwrap()]).map(|v| format!("{v:?}"));
+        assert_eq!(at(3).as_deref(), Some("Bool(true)"));
+        assert_eq!(at(6).as_deref(), Some("Str(\"s1\")"));
+        assert_eq!(at(3001).as_deref(), Some("Other(Array [Number(1), Number(2)])"));
+        assert_eq!(c.strings.len(), 5);
+    }
+}
