@@ -390,6 +390,8 @@ const FILTERS: &[&str] = &[
     r#"{"robot.type": "UR5e", "task.success": true}"#,
     r#"{"task.name": "grasp", "params.force.value": {"$gte": 10, "$lte": 20}}"#,
     r#"{"task.outcome": {"$ne": "success"}}"#,
+    // Selective (about 1 memory in 50): the query's matches rarely satisfy it.
+    r#"{"robot.type": "Kinova Gen3", "task.name": "place", "task.success": false}"#,
 ];
 
 /// The recall mix: half plain, a quarter with a context_filter, a quarter with

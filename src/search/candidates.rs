@@ -64,7 +64,7 @@ pub fn for_each_ranked(conn: &Connection, ranking: Ranking, plan: &Plan, mut f: 
 pub struct Lookup<'c, 'p, 'a> {
     st: rusqlite::CachedStatement<'c>,
     plan: &'p Plan<'a>,
-    checker: Option<&'p Checker<'a>>,
+    checker: Option<&'p Checker>,
 }
 
 impl<'c, 'p, 'a> Lookup<'c, 'p, 'a> {

@@ -19,8 +19,9 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
-use parking_lot::{RwLock, RwLockReadGuard};
+use parking_lot::RwLock;
 use rusqlite::{params, Connection};
 use serde_json::Value;
 
@@ -50,6 +51,8 @@ struct Column {
     rev: i64,
     used: AtomicU64,
     ids: Vec<i64>,
+    /// Slot of each id below [`DENSE_IDS`] (`NO_SLOT`: none): a lookup without search.
+    slot_of: Vec<u32>,
     collections: Vec<u32>,
     cells: Vec<Cell>,
     strings: Vec<Box<str>>,
@@ -58,12 +61,61 @@ struct Column {
     dead: usize,
 }
 
+/// Ids below this have a direct slot entry (4 bytes per id); larger ones are
+/// found by binary search.
+const DENSE_IDS: i64 = 1 << 26;
+const NO_SLOT: u32 = u32::MAX;
+
+impl Clone for Column {
+    fn clone(&self) -> Column {
+        Column {
+            rev: self.rev,
+            used: AtomicU64::new(self.used.load(Ordering::Relaxed)),
+            ids: self.ids.clone(),
+            slot_of: self.slot_of.clone(),
+            collections: self.collections.clone(),
+            cells: self.cells.clone(),
+            strings: self.strings.clone(),
+            string_ids: self.string_ids.clone(),
+            others: self.others.clone(),
+            dead: self.dead,
+        }
+    }
+}
+
 impl Column {
+    /// The slot of memory `id`, if the column holds it.
+    fn slot(&self, id: i64) -> Option<usize> {
+        if (0..DENSE_IDS).contains(&id) {
+            return self.slot_of.get(id as usize).filter(|&&s| s != NO_SLOT).map(|&s| s as usize);
+        }
+        self.ids.binary_search(&id).ok()
+    }
+
+    fn index_slot(&mut self, i: usize) {
+        let id = self.ids[i];
+        if (0..DENSE_IDS).contains(&id) {
+            let id = id as usize;
+            if self.slot_of.len() <= id {
+                self.slot_of.resize(id + 1, NO_SLOT);
+            }
+            self.slot_of[id] = i as u32;
+        }
+    }
+
+    fn reindex(&mut self) {
+        self.slot_of.clear();
+        for i in 0..self.ids.len() {
+            self.index_slot(i);
+        }
+    }
+
     fn new() -> Column {
         Column {
             rev: -1,
             used: AtomicU64::new(0),
             ids: Vec::new(),
+            slot_of: Vec::new(),
             collections: Vec::new(),
             cells: Vec::new(),
             strings: Vec::new(),
@@ -110,7 +162,7 @@ impl Column {
     fn apply(&mut self, changed: Vec<(i64, Option<(u32, Value)>)>) {
         let mut appended: Vec<(i64, u32, Value)> = Vec::new();
         for (id, value) in changed {
-            let at = self.ids.binary_search(&id);
+            let at = self.slot(id).ok_or(());
             match (at, value) {
                 (Ok(i), Some((c, v))) => {
                     if self.cells[i] == Cell::Dead {
@@ -136,6 +188,7 @@ impl Column {
             self.ids.push(id);
             self.collections.push(c);
             self.cells.push(cell);
+            self.index_slot(self.ids.len() - 1);
         }
         if !in_order {
             // A memory that gained the path later: restore the order of ids.
@@ -144,6 +197,7 @@ impl Column {
             self.ids = order.iter().map(|&i| self.ids[i]).collect();
             self.collections = order.iter().map(|&i| self.collections[i]).collect();
             self.cells = order.iter().map(|&i| self.cells[i].clone()).collect();
+            self.reindex();
         }
         if self.ids.len() > 1024 && self.dead > self.ids.len() / 2 {
             self.compact();
@@ -169,13 +223,15 @@ impl Column {
         }
         live.rev = self.rev;
         live.used = AtomicU64::new(self.used.load(Ordering::Relaxed));
+        live.reindex();
         *self = live;
     }
 }
 
 #[derive(Default)]
 struct Inner {
-    columns: HashMap<DotPath, Column>,
+    /// Shared with the recalls' checkers; a sync while one holds a column copies it.
+    columns: HashMap<DotPath, Arc<Column>>,
     collections: HashMap<String, u32>,
 }
 
@@ -224,7 +280,7 @@ impl ColumnIndex {
             }
             changed.push((id, value));
         }
-        let column = inner.columns.entry(path.clone()).or_insert_with(Column::new);
+        let column = Arc::make_mut(inner.columns.entry(path.clone()).or_insert_with(|| Arc::new(Column::new())));
         column.apply(changed);
         column.rev = head;
         Ok(())
@@ -233,61 +289,80 @@ impl ColumnIndex {
     /// Syncs the columns of the filter's paths (at most [`MAX_COLUMNS`]; the row
     /// check does the rest) to the snapshot of `conn` and returns a [`Checker`]
     /// over them, which holds a read lock until dropped (one recall).
-    pub fn checker(&self, conn: &Connection, filter: &ContextFilter, collection: &str) -> Result<Checker<'_>> {
+    pub fn checker(&self, conn: &Connection, filter: &ContextFilter, collection: &str) -> Result<Checker> {
         let head: i64 = conn.prepare_cached("SELECT coalesce(max(rev), 0) FROM memories")?.query_row([], |r| r.get(0))?;
-        let conds: Vec<(DotPath, Conditions)> =
-            filter.conditions().take(MAX_COLUMNS).map(|(p, ops)| (p.clone(), ops.clone())).collect();
+        let conds: Vec<(&DotPath, &Conditions)> = filter.conditions().take(MAX_COLUMNS).collect();
         for (path, _) in &conds {
             self.sync(conn, path, head)?;
         }
         let inner = self.inner.read();
-        for (path, _) in &conds {
-            if let Some(c) = inner.columns.get(path) {
-                c.used.store(self.clock.fetch_add(1, Ordering::Relaxed) + 1, Ordering::Relaxed);
-            }
+        let mut cols = Vec::with_capacity(conds.len());
+        for (path, ops) in conds {
+            // Another recall's sync may have dropped it since (more paths than
+            // columns): the row check decides that condition.
+            let Some(c) = inner.columns.get(path) else { continue };
+            c.used.store(self.clock.fetch_add(1, Ordering::Relaxed) + 1, Ordering::Relaxed);
+            // Each distinct string decided once, if there are not too many.
+            let strings = (c.strings.len() <= MAX_DECIDED_STRINGS)
+                .then(|| c.strings.iter().map(|t| ContextFilter::holds(ops, View::Str(t))).collect());
+            cols.push(Compiled { column: Arc::clone(c), ops: ops.clone(), strings });
         }
         let collection = inner.collections.get(collection).copied();
-        Ok(Checker { inner, conds, collection })
+        Ok(Checker { cols, collection })
     }
 }
 
-/// The filter's conditions over the columns, for one recall (see [`ColumnIndex::checker`]).
-pub struct Checker<'a> {
-    inner: RwLockReadGuard<'a, Inner>,
-    conds: Vec<(DotPath, Conditions)>,
+/// Distinct strings of a column decided up front per recall (more: compared one
+/// by one).
+const MAX_DECIDED_STRINGS: usize = 4096;
+
+/// One condition over its column.
+struct Compiled {
+    column: Arc<Column>,
+    ops: Conditions,
+    /// Whether each interned string satisfies the condition.
+    strings: Option<Vec<bool>>,
+}
+
+impl Compiled {
+    fn holds_at(&self, collection: Option<u32>, i: usize) -> bool {
+        let c = &*self.column;
+        if Some(c.collections[i]) != collection {
+            return false;
+        }
+        match (&c.cells[i], &self.strings) {
+            (Cell::Str(s), Some(ok)) => ok[*s as usize],
+            (cell, _) => c.view(cell).is_some_and(|v| ContextFilter::holds(&self.ops, v)),
+        }
+    }
+}
+
+/// The filter's conditions over the columns, for one recall (see
+/// [`ColumnIndex::checker`]). Holds the columns as they were synced for it.
+pub struct Checker {
+    cols: Vec<Compiled>,
     /// None: the collection has no memory holding any of the paths.
     collection: Option<u32>,
 }
 
-impl Checker<'_> {
-    /// The columns of the conditions; a column another recall dropped since (more
-    /// paths asked for than held) is left out: the row check decides it.
-    fn columns(&self) -> impl Iterator<Item = (&Column, &Conditions)> {
-        self.conds.iter().filter_map(|(p, ops)| Some((self.inner.columns.get(p)?, ops)))
-    }
-
-    fn holds_at(&self, column: &Column, ops: &Conditions, i: usize) -> bool {
-        Some(column.collections[i]) == self.collection
-            && column.view(&column.cells[i]).is_some_and(|v| ContextFilter::holds(ops, v))
-    }
-
+impl Checker {
     /// Whether memory `id` can satisfy the filter: its value at each path does
     /// (a memory lacking a path never satisfies its condition).
     pub fn admits(&self, id: i64) -> bool {
-        self.columns().all(|(c, ops)| c.ids.binary_search(&id).is_ok_and(|i| self.holds_at(c, ops, i)))
+        self.cols.iter().all(|k| k.column.slot(id).is_some_and(|i| k.holds_at(self.collection, i)))
     }
 
     /// The ids that satisfy the filter, newest (largest) first: the shortest
     /// column walked backwards, each id checked against the others.
     /// Lazy: a recall stops as soon as it has its n.
     pub fn newest_first(&self) -> impl Iterator<Item = i64> + '_ {
-        let first = self.columns().min_by_key(|(c, _)| c.ids.len() - c.dead);
-        let len = first.map_or(0, |(c, _)| c.ids.len());
+        let first = self.cols.iter().min_by_key(|k| k.column.ids.len() - k.column.dead);
+        let len = first.map_or(0, |k| k.column.ids.len());
         (0..len)
             .rev()
             .filter_map(move |i| {
-                let (c, ops) = first?;
-                self.holds_at(c, ops, i).then(|| c.ids[i])
+                let k = first?;
+                k.holds_at(self.collection, i).then(|| k.column.ids[i])
             })
             .filter(|&id| self.admits(id))
     }
@@ -311,7 +386,11 @@ mod tests {
         assert_eq!(c.dead, 0, "compacted");
         assert_eq!(c.ids.len(), 1002);
         assert_eq!(c.ids[0], 0);
-        let at = |id: i64| c.view(&c.cells[c.ids.binary_search(&id).unwrap()]).map(|v| format!("{v:?}"));
+        let at = |id: i64| c.view(&c.cells[c.slot(id).unwrap()]).map(|v| format!("{v:?}"));
+        for (i, &id) in c.ids.iter().enumerate() {
+            assert_eq!(c.slot(id), Some(i));
+        }
+        assert_eq!(c.slot(1), None);
         assert_eq!(at(3).as_deref(), Some("Bool(true)"));
         assert_eq!(at(6).as_deref(), Some("Str(\"s1\")"));
         assert_eq!(at(3001).as_deref(), Some("Other(Array [Number(1), Number(2)])"));

@@ -63,7 +63,7 @@ pub struct Plan<'a> {
     pub columns: Option<&'a columns::ColumnIndex>,
     /// The filter over the columns, made on first use in the recall's read
     /// transaction ([`Plan::checker`]).
-    pub checker: OnceCell<Option<columns::Checker<'a>>>,
+    pub checker: OnceCell<Option<columns::Checker>>,
 }
 
 /// One ranked result, before the memory row is loaded.
@@ -113,11 +113,11 @@ impl<'a> Plan<'a> {
         self.filter.is_some() || self.spatial.is_some()
     }
 
-    /// The context filter over the in-process columns (a read lock on them for the
-    /// rest of the recall); `None` without a filter or columns. It only
+    /// The context filter over the in-process columns, synced in this read
+    /// transaction; `None` without a filter or columns. It only
     /// pre-selects: every row loaded is still checked against its stored context
     /// ([`admit`]).
-    pub fn checker(&self, conn: &Connection) -> Result<Option<&columns::Checker<'a>>> {
+    pub fn checker(&self, conn: &Connection) -> Result<Option<&columns::Checker>> {
         if self.checker.get().is_none() {
             let c = match (self.columns, &self.filter) {
                 (Some(c), Some(f)) => Some(c.checker(conn, f, self.collection)?),
