@@ -22,16 +22,17 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::RwLock;
-use rusqlite::{params, Connection};
+use rusqlite::Connection;
 use serde_json::Value;
 
-use super::filter::{Conditions, ContextFilter, DotPath, LazyContext, View};
+use super::filter::{Conditions, ContextFilter, DotPath, View};
+use super::paths;
 use crate::error::Result;
 
 /// Dot paths held at once; asking for another drops the least recently used.
 /// A filter has at most 10 conditions; those beyond the columns held are left to
 /// the row check.
-pub const MAX_COLUMNS: usize = 8;
+const MAX_COLUMNS: usize = 8;
 
 /// A value at a path, compact (16 bytes).
 #[derive(Debug, Clone, PartialEq)]
@@ -247,39 +248,17 @@ impl ColumnIndex {
     /// Brings the column of `path` up to the snapshot of `conn` (built on first use:
     /// every memory's context is read once).
     fn sync(&self, conn: &Connection, path: &DotPath, head: i64) -> Result<()> {
-        if self.inner.read().columns.get(path).is_some_and(|c| c.rev >= head) {
+        if paths::sync_from(self.inner.read().columns.get(path).map(|c| c.rev), head).is_none() {
             return Ok(());
         }
         let mut inner = self.inner.write();
-        let from = match inner.columns.get(path) {
-            Some(c) if c.rev >= head => return Ok(()),
-            Some(c) => c.rev,
-            None => -1,
-        };
-        if !inner.columns.contains_key(path) && inner.columns.len() >= MAX_COLUMNS {
-            if let Some(old) = inner.columns.iter().min_by_key(|(_, c)| c.used.load(Ordering::Relaxed)).map(|(k, _)| k.clone()) {
-                inner.columns.remove(&old);
-            }
-        }
+        let Some(from) = paths::sync_from(inner.columns.get(path).map(|c| c.rev), head) else { return Ok(()) };
+        paths::make_room(&mut inner.columns, path, MAX_COLUMNS, |c| c.used.load(Ordering::Relaxed));
         let mut changed: Vec<(i64, Option<(u32, Value)>)> = Vec::new();
-        let mut st = conn.prepare_cached(
-            "SELECT id, collection, status = 'active', context FROM memories WHERE rev > ?1 AND rev <= ?2",
-        )?;
-        let mut rows = st.query(params![from, head])?;
-        while let Some(r) = rows.next()? {
-            let id: i64 = r.get(0)?;
-            let mut value = None;
-            if r.get::<_, bool>(2)? {
-                let text = String::from_utf8_lossy(r.get_ref(3)?.as_bytes()?).into_owned();
-                if let Some(v) = LazyContext::new(&text).lookup(path) {
-                    let name = r.get_ref(1)?.as_str()?;
-                    let next = inner.collections.len() as u32;
-                    let c = *inner.collections.entry(name.to_string()).or_insert(next);
-                    value = Some((c, v));
-                }
-            }
-            changed.push((id, value));
-        }
+        let collections = &mut inner.collections;
+        paths::changed(conn, path, from, head, |id, value| {
+            changed.push((id, value.map(|(name, v)| (paths::intern(collections, name), v))));
+        })?;
         let column = Arc::make_mut(inner.columns.entry(path.clone()).or_insert_with(|| Arc::new(Column::new())));
         column.apply(changed);
         column.rev = head;
@@ -288,9 +267,9 @@ impl ColumnIndex {
 
     /// Syncs the columns of the filter's paths (at most [`MAX_COLUMNS`]; the row
     /// check does the rest) to the snapshot of `conn` and returns a [`Checker`]
-    /// over them, which holds a read lock until dropped (one recall).
+    /// over them (it holds the columns as synced, for one recall).
     pub fn checker(&self, conn: &Connection, filter: &ContextFilter, collection: &str) -> Result<Checker> {
-        let head: i64 = conn.prepare_cached("SELECT coalesce(max(rev), 0) FROM memories")?.query_row([], |r| r.get(0))?;
+        let head = paths::head(conn)?;
         let conds: Vec<(&DotPath, &Conditions)> = filter.conditions().take(MAX_COLUMNS).collect();
         for (path, _) in &conds {
             self.sync(conn, path, head)?;

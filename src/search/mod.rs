@@ -27,6 +27,7 @@ pub mod hybrid;
 pub mod index;
 pub mod points;
 pub mod columns;
+mod paths;
 pub mod quant;
 pub mod vindex;
 

@@ -14,10 +14,11 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::RwLock;
-use rusqlite::{params, Connection};
+use rusqlite::Connection;
 use serde_json::Value;
 
-use super::filter::{DotPath, LazyContext};
+use super::filter::DotPath;
+use super::paths;
 use crate::error::Result;
 
 /// Dot paths held at once; asking for another drops the least recently used.
@@ -97,53 +98,23 @@ fn numbers(v: &Value) -> Option<Box<[f64]>> {
     a.iter().map(Value::as_f64).collect::<Option<Vec<f64>>>().map(Vec::into_boxed_slice)
 }
 
-impl Inner {
-    fn collection(&mut self, name: &str) -> u32 {
-        let next = self.collections.len() as u32;
-        *self.collections.entry(name.to_string()).or_insert(next)
-    }
-}
-
 impl PointIndex {
     /// Brings the coordinates at `path` up to the snapshot of `conn` (built on
     /// first use: every memory's context is read once).
     fn sync(&self, conn: &Connection, path: &DotPath) -> Result<()> {
-        let head: i64 = conn.prepare_cached("SELECT coalesce(max(rev), 0) FROM memories")?.query_row([], |r| r.get(0))?;
-        if self.inner.read().fields.get(path).is_some_and(|f| f.rev >= head) {
+        let head = paths::head(conn)?;
+        if paths::sync_from(self.inner.read().fields.get(path).map(|f| f.rev), head).is_none() {
             return Ok(());
         }
         let mut inner = self.inner.write();
-        let from = match inner.fields.get(path) {
-            Some(f) if f.rev >= head => return Ok(()),
-            Some(f) => f.rev,
-            None => -1,
-        };
-        if !inner.fields.contains_key(path) && inner.fields.len() >= MAX_FIELDS {
-            if let Some(old) = inner.fields.iter().min_by_key(|(_, f)| f.used.load(Ordering::Relaxed)).map(|(k, _)| k.clone()) {
-                inner.fields.remove(&old);
-            }
-        }
+        let Some(from) = paths::sync_from(inner.fields.get(path).map(|f| f.rev), head) else { return Ok(()) };
+        paths::make_room(&mut inner.fields, path, MAX_FIELDS, |f| f.used.load(Ordering::Relaxed));
         let mut changed: Vec<(i64, Option<(u32, Box<[f64]>)>)> = Vec::new();
-        let mut st = conn.prepare_cached(
-            "SELECT id, collection, status = 'active', context FROM memories WHERE rev > ?1 AND rev <= ?2",
-        )?;
-        let mut rows = st.query(params![from, head])?;
-        while let Some(r) = rows.next()? {
-            let id: i64 = r.get(0)?;
-            let point = if r.get::<_, bool>(2)? {
-                let text = String::from_utf8_lossy(r.get_ref(3)?.as_bytes()?).into_owned();
-                match LazyContext::new(&text).lookup(path).as_ref().and_then(numbers) {
-                    Some(coords) => {
-                        let c = inner.collection(r.get_ref(1)?.as_str()?);
-                        Some((c, coords))
-                    }
-                    None => None,
-                }
-            } else {
-                None
-            };
-            changed.push((id, point));
-        }
+        let collections = &mut inner.collections;
+        paths::changed(conn, path, from, head, |id, value| {
+            let point = value.and_then(|(name, v)| Some((name, numbers(&v)?)));
+            changed.push((id, point.map(|(name, coords)| (paths::intern(collections, name), coords))));
+        })?;
         let field = inner.fields.entry(path.clone()).or_insert_with(Field::new);
         for (id, point) in changed {
             field.remove(id);
