@@ -21,6 +21,9 @@ use super::filter::DotPath;
 use super::paths;
 use crate::error::Result;
 
+/// A memory changed since the last sync: its collection and coordinates, if any.
+type Change = (i64, Option<(u32, Box<[f64]>)>);
+
 /// Dot paths held at once; asking for another drops the least recently used.
 const MAX_FIELDS: usize = 4;
 
@@ -109,7 +112,7 @@ impl PointIndex {
         let mut inner = self.inner.write();
         let Some(from) = paths::sync_from(inner.fields.get(path).map(|f| f.rev), head) else { return Ok(()) };
         paths::make_room(&mut inner.fields, path, MAX_FIELDS, |f| f.used.load(Ordering::Relaxed));
-        let mut changed: Vec<(i64, Option<(u32, Box<[f64]>)>)> = Vec::new();
+        let mut changed: Vec<Change> = Vec::new();
         let collections = &mut inner.collections;
         paths::changed(conn, path, from, head, |id, value| {
             let point = value.and_then(|(name, v)| Some((name, numbers(&v)?)));
