@@ -55,7 +55,7 @@ pub fn changed(
         let id: i64 = r.get(0)?;
         let mut value = None;
         if r.get::<_, bool>(2)? {
-            let text = String::from_utf8_lossy(r.get_ref(3)?.as_bytes()?).into_owned();
+            let text = String::from_utf8_lossy(r.get_ref(3)?.as_bytes()?);
             if let Some(v) = LazyContext::new(&text).lookup(path) {
                 value = Some((r.get_ref(1)?.as_str()?, v));
             }
