@@ -245,23 +245,30 @@ pub struct ColumnIndex {
 }
 
 impl ColumnIndex {
-    /// Brings the column of `path` up to the snapshot of `conn` (built on first use:
-    /// every memory's context is read once).
-    fn sync(&self, conn: &Connection, path: &DotPath, head: i64) -> Result<()> {
-        if paths::sync_from(self.inner.read().columns.get(path).map(|c| c.rev), head).is_none() {
+    /// Brings the columns of `wanted` up to the snapshot of `conn` in one pass over
+    /// the changed rows (a column is built on first use: every memory's context
+    /// is read once, for all the paths that need it).
+    fn sync(&self, conn: &Connection, wanted: &[&DotPath], head: i64) -> Result<()> {
+        let stale = |inner: &Inner| -> Vec<(&DotPath, i64)> {
+            wanted.iter().filter_map(|&p| Some((p, paths::sync_from(inner.columns.get(p).map(|c| c.rev), head)?))).collect()
+        };
+        if stale(&self.inner.read()).is_empty() {
             return Ok(());
         }
         let mut inner = self.inner.write();
-        let Some(from) = paths::sync_from(inner.columns.get(path).map(|c| c.rev), head) else { return Ok(()) };
-        paths::make_room(&mut inner.columns, path, MAX_COLUMNS, |c| c.used.load(Ordering::Relaxed));
-        let mut changed: Vec<(i64, Option<(u32, Value)>)> = Vec::new();
+        // Room first (never by dropping a wanted column), then what each needs.
+        paths::make_room(&mut inner.columns, wanted, MAX_COLUMNS, |c| c.used.load(Ordering::Relaxed));
+        let todo = stale(&inner);
+        let mut changed: Vec<Vec<(i64, Option<(u32, Value)>)>> = vec![Vec::new(); todo.len()];
         let collections = &mut inner.collections;
-        paths::changed(conn, path, from, head, |id, value| {
-            changed.push((id, value.map(|(name, v)| (paths::intern(collections, name), v))));
+        paths::changed(conn, &todo, head, |k, id, value| {
+            changed[k].push((id, value.map(|(name, v)| (paths::intern(collections, name), v))));
         })?;
-        let column = Arc::make_mut(inner.columns.entry(path.clone()).or_insert_with(|| Arc::new(Column::new())));
-        column.apply(changed);
-        column.rev = head;
+        for ((path, _), changed) in todo.iter().zip(changed) {
+            let column = Arc::make_mut(inner.columns.entry((*path).clone()).or_insert_with(|| Arc::new(Column::new())));
+            column.apply(changed);
+            column.rev = head;
+        }
         Ok(())
     }
 
@@ -271,9 +278,8 @@ impl ColumnIndex {
     pub fn checker(&self, conn: &Connection, filter: &ContextFilter, collection: &str) -> Result<Checker> {
         let head = paths::head(conn)?;
         let conds: Vec<(&DotPath, &Conditions)> = filter.conditions().take(MAX_COLUMNS).collect();
-        for (path, _) in &conds {
-            self.sync(conn, path, head)?;
-        }
+        let wanted: Vec<&DotPath> = conds.iter().map(|c| c.0).collect();
+        self.sync(conn, &wanted, head)?;
         let inner = self.inner.read();
         let mut cols = Vec::with_capacity(conds.len());
         for (path, ops) in conds {

@@ -26,41 +26,49 @@ pub fn sync_from(held: Option<i64>, head: i64) -> Option<i64> {
     }
 }
 
-/// Before a new path's entry is made: drops the least recently `used` one when
-/// `max` are held.
-pub fn make_room<V>(entries: &mut HashMap<DotPath, V>, path: &DotPath, max: usize, used: impl Fn(&V) -> u64) {
-    if entries.contains_key(path) || entries.len() < max {
-        return;
-    }
-    if let Some(old) = entries.iter().min_by_key(|(_, v)| used(v)).map(|(k, _)| k.clone()) {
-        entries.remove(&old);
+/// Before entries for `wanted` are made: drops the least recently `used` entries
+/// that are not wanted until all of `wanted` fit within `max`.
+pub fn make_room<V>(entries: &mut HashMap<DotPath, V>, wanted: &[&DotPath], max: usize, used: impl Fn(&V) -> u64) {
+    let missing = wanted.iter().filter(|p| !entries.contains_key(**p)).count();
+    while entries.len() + missing > max {
+        let old = entries.iter().filter(|(k, _)| !wanted.contains(k)).min_by_key(|(_, v)| used(v)).map(|(k, _)| k.clone());
+        match old {
+            Some(old) => entries.remove(&old),
+            None => return,
+        };
     }
 }
 
-/// Every memory whose rev is in (from, head]: `f(id, Some((collection, value)))`
-/// for an active one with a value at `path`, `f(id, None)` for the others (gone,
-/// no longer active, or without the path).
+/// One pass over the memories changed since the oldest of `todo`'s revs: for
+/// each path `todo[k] = (path, from)` and each memory whose rev is in (from, head],
+/// `f(k, id, Some((collection, value)))` for an active one with a value at the
+/// path, `f(k, id, None)` for the others (gone, no longer active, or without the
+/// path). Each context is parsed once for all the paths.
 pub fn changed(
     conn: &Connection,
-    path: &DotPath,
-    from: i64,
+    todo: &[(&DotPath, i64)],
     head: i64,
-    mut f: impl FnMut(i64, Option<(&str, Value)>),
+    mut f: impl FnMut(usize, i64, Option<(&str, Value)>),
 ) -> Result<()> {
+    let Some(from) = todo.iter().map(|t| t.1).min() else { return Ok(()) };
     let mut st = conn.prepare_cached(
-        "SELECT id, collection, status = 'active', context FROM memories WHERE rev > ?1 AND rev <= ?2",
+        "SELECT id, collection, status = 'active', context, rev FROM memories WHERE rev > ?1 AND rev <= ?2",
     )?;
     let mut rows = st.query(params![from, head])?;
     while let Some(r) = rows.next()? {
-        let id: i64 = r.get(0)?;
-        let mut value = None;
-        if r.get::<_, bool>(2)? {
-            let text = String::from_utf8_lossy(r.get_ref(3)?.as_bytes()?);
-            if let Some(v) = LazyContext::new(&text).lookup(path) {
-                value = Some((r.get_ref(1)?.as_str()?, v));
+        let (id, rev): (i64, i64) = (r.get(0)?, r.get(4)?);
+        let active: bool = r.get(2)?;
+        let text = if active { Some(String::from_utf8_lossy(r.get_ref(3)?.as_bytes()?)) } else { None };
+        let ctx = text.as_deref().map(LazyContext::new);
+        for (k, &(path, path_from)) in todo.iter().enumerate() {
+            if rev <= path_from {
+                continue;
+            }
+            match ctx.as_ref().and_then(|c| c.lookup(path)) {
+                Some(v) => f(k, id, Some((r.get_ref(1)?.as_str()?, v))),
+                None => f(k, id, None),
             }
         }
-        f(id, value);
     }
     Ok(())
 }

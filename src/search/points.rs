@@ -111,10 +111,10 @@ impl PointIndex {
         }
         let mut inner = self.inner.write();
         let Some(from) = paths::sync_from(inner.fields.get(path).map(|f| f.rev), head) else { return Ok(()) };
-        paths::make_room(&mut inner.fields, path, MAX_FIELDS, |f| f.used.load(Ordering::Relaxed));
+        paths::make_room(&mut inner.fields, &[path], MAX_FIELDS, |f| f.used.load(Ordering::Relaxed));
         let mut changed: Vec<Change> = Vec::new();
         let collections = &mut inner.collections;
-        paths::changed(conn, path, from, head, |id, value| {
+        paths::changed(conn, &[(path, from)], head, |_, id, value| {
             let point = value.and_then(|(name, v)| Some((name, numbers(&v)?)));
             changed.push((id, point.map(|(name, coords)| (paths::intern(collections, name), coords))));
         })?;
