@@ -42,23 +42,30 @@ enum DurabilityArg {
     Normal,
 }
 
+/// What `learn` and `perceive` store a memory with, besides its text.
+#[derive(clap::Args, Debug)]
+struct Stored {
+    /// Context: a JSON object (params, spatial, robot, task, env) or free text.
+    #[arg(long)]
+    context: Option<String>,
+    #[arg(long)]
+    collection: Option<String>,
+    /// Session id (from `session start`).
+    #[arg(long)]
+    session: Option<String>,
+    /// A user tag (repeatable).
+    #[arg(long = "tag", value_name = "TAG")]
+    tags: Vec<String>,
+}
+
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Store an experience (rm_learn).
     Learn {
         /// The experience, 1-300 characters.
         insight: String,
-        /// Context: a JSON object (params, spatial, robot, task, env) or free text.
-        #[arg(long)]
-        context: Option<String>,
-        #[arg(long)]
-        collection: Option<String>,
-        /// Session id (from `session start`).
-        #[arg(long)]
-        session: Option<String>,
-        /// A user tag (repeatable).
-        #[arg(long = "tag", value_name = "TAG")]
-        tags: Vec<String>,
+        #[command(flatten)]
+        on: Stored,
     },
     /// Store a perception: a description with sensor data (rm_save_perception).
     Perceive {
@@ -73,14 +80,8 @@ enum Command {
         /// Metadata: a JSON object (format, units, rate).
         #[arg(long, value_name = "JSON")]
         metadata: Option<String>,
-        #[arg(long)]
-        context: Option<String>,
-        #[arg(long)]
-        collection: Option<String>,
-        #[arg(long)]
-        session: Option<String>,
-        #[arg(long = "tag", value_name = "TAG")]
-        tags: Vec<String>,
+        #[command(flatten)]
+        on: Stored,
     },
     /// The most relevant memories for a query (rm_recall).
     Recall {
@@ -201,28 +202,28 @@ pub fn run(a: Args) -> Result<()> {
         // The servers take the handle and keep it until they stop.
         Command::Web(w) => return crate::web::serve(db, w),
         Command::Mcp(m) => return crate::mcp::serve(db, m),
-        Command::Learn { insight, context, collection, session, tags } => {
-            let tags: Vec<&str> = tags.iter().map(String::as_str).collect();
+        Command::Learn { insight, on } => {
+            let tags: Vec<&str> = on.tags.iter().map(String::as_str).collect();
             let o = db.learn(&LearnRequest {
                 insight,
-                context: context.as_deref(),
-                collection: collection.as_deref(),
-                session_id: session.as_deref(),
+                context: on.context.as_deref(),
+                collection: on.collection.as_deref(),
+                session_id: on.session.as_deref(),
                 tags: &tags,
             })?;
             out(render::learn(&o), human::learn(&o));
         }
-        Command::Perceive { description, kind, data, metadata, context, collection, session, tags } => {
+        Command::Perceive { description, kind, data, metadata, on } => {
             let bytes = data.as_deref().map(read_data).transpose()?;
-            let tags: Vec<&str> = tags.iter().map(String::as_str).collect();
+            let tags: Vec<&str> = on.tags.iter().map(String::as_str).collect();
             let o = db.save_perception(&PerceptionRequest {
                 description,
                 perception_type: PerceptionType::parse(kind)?,
                 data: bytes.as_deref(),
                 metadata: metadata.as_deref(),
-                context: context.as_deref(),
-                collection: collection.as_deref(),
-                session_id: session.as_deref(),
+                context: on.context.as_deref(),
+                collection: on.collection.as_deref(),
+                session_id: on.session.as_deref(),
                 tags: &tags,
             })?;
             out(render::perception(&o), human::perception(&o));
