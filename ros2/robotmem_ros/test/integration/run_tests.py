@@ -10,13 +10,20 @@ ament test `test_robotmem_node` where rclcpp is found.
 """
 import argparse
 import os
+import shutil
 import sys
+import tempfile
 import time
 import unittest
 from xml.sax.saxutils import quoteattr, escape
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+
+# The ROS logs of every process of the run (this one, the nodes, launch) go to a
+# directory of the run's own, not ~/.ros/log: removed when all passed, else kept.
+LOG_DIR = tempfile.mkdtemp(prefix="robotmem-ros-it-logs-")
+os.environ["ROS_LOG_DIR"] = LOG_DIR
 
 import harness  # noqa: E402
 
@@ -111,6 +118,10 @@ def main():
         harness.shutdown()
     if args.xunit_file:
         write_junit(args.xunit_file, result, time.monotonic() - t0)
+    if result.wasSuccessful():
+        shutil.rmtree(LOG_DIR, ignore_errors=True)
+    else:
+        print("ROS logs of the run kept in %s" % LOG_DIR)
     sys.exit(0 if result.wasSuccessful() else 1)
 
 
