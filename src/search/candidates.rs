@@ -7,7 +7,7 @@
 use rusqlite::{params, Connection, OptionalExtension};
 
 use super::columns::Checker;
-use super::index::{Ranking, TextIndex};
+use super::index::{Admit, Ranking, TextIndex};
 use super::Plan;
 use crate::error::Result;
 use crate::types::SearchMode;
@@ -39,9 +39,11 @@ pub fn for_each(
 }
 
 /// The BM25 ranking of the plan's words, on an index synced in this read transaction.
-pub fn ranking(conn: &Connection, index: &TextIndex, plan: &Plan) -> Result<Ranking> {
+/// With a context filter, only the memories the in-process columns admit.
+pub fn ranking<'a>(conn: &Connection, index: &'a TextIndex, plan: &'a Plan) -> Result<Ranking<'a>> {
     index.sync(conn)?;
-    Ok(index.rank(plan.collection, &plan.words))
+    let admit = plan.checker(conn)?.map(|c| -> Admit<'a> { Box::new(move |id| c.admits(id)) });
+    Ok(index.rank(plan.collection, &plan.words, admit))
 }
 
 /// As [`for_each`], over a ranking made by [`ranking`].

@@ -25,6 +25,8 @@ use rust_stemmers::{Algorithm, Stemmer};
 use crate::error::Result;
 use crate::text;
 
+pub use super::ranking::{Admit, Ranking};
+
 /// BM25 parameters (the usual values, as FTS5 uses).
 const K1: f32 = 1.2;
 const B: f32 = 0.75;
@@ -39,11 +41,11 @@ pub fn term(word: &str) -> String {
     }
 }
 
-struct Doc {
-    id: i64,
-    collection: u32,
-    len: u32,
-    live: bool,
+pub(super) struct Doc {
+    pub(super) id: i64,
+    pub(super) collection: u32,
+    pub(super) len: u32,
+    pub(super) live: bool,
     /// Word count of the near-duplicate layer (`term_count`) for an active fact
     /// without numbers, else -1: the memories [`TextIndex::near_duplicates`] considers.
     dedup_len: i32,
@@ -51,19 +53,38 @@ struct Doc {
     terms: Vec<(u32, u16)>,
 }
 
+/// A document holding a term. The document's length is repeated here (saturated;
+/// [`Posting::LONG`] sends the reader to [`Doc::len`]), so ranking walks the
+/// postings without touching the documents. 8 bytes, as a (u32, u16) pair is.
+#[derive(Clone, Copy)]
+pub(super) struct Posting {
+    pub(super) doc: u32,
+    pub(super) tf: u16,
+    pub(super) len: u16,
+}
+
+impl Posting {
+    pub(super) const LONG: u16 = u16::MAX;
+}
+
 #[derive(Default)]
-struct Inner {
+pub(super) struct Inner {
     /// Highest `rev` applied; `None` before the first sync.
     rev: Option<i64>,
     term_ids: HashMap<String, u32>,
-    postings: Vec<Vec<(u32, u16)>>,
+    /// Per term: its documents, ascending.
+    pub(super) postings: Vec<Vec<Posting>>,
     /// Live documents per term.
     df: Vec<u32>,
+    /// Per term: the largest term frequency and the shortest document among its
+    /// postings (kept through removals, so an upper bound): see [`Inner::bound`].
+    max_tf: Vec<u16>,
+    min_len: Vec<u32>,
     /// Per term: it can stem from a word the near-duplicate layer ignores (an
     /// English stopword or a one-character word), see [`TextIndex::near_duplicates`].
     ignorable: Vec<bool>,
     collections: HashMap<String, u32>,
-    docs: Vec<Doc>,
+    pub(super) docs: Vec<Doc>,
     by_id: HashMap<i64, u32>,
     live: u32,
     total_len: u64,
@@ -73,7 +94,7 @@ struct Inner {
 /// short write lock.
 #[derive(Default)]
 pub struct TextIndex {
-    inner: RwLock<Inner>,
+    pub(super) inner: RwLock<Inner>,
 }
 
 impl TextIndex {
@@ -123,32 +144,18 @@ impl TextIndex {
     }
 
     /// Memory ids of `collection` matching any of `words`, best BM25 score first
-    /// (ties: newest first), with their scores, and the query's BM25 ceiling.
-    pub fn rank(&self, collection: &str, words: &[String]) -> Ranking {
+    /// (ties: newest first), with their scores, and the query's BM25 ceiling;
+    /// with `admit`, only the ids it admits. Computed lazily, see [`Ranking`].
+    pub fn rank<'a>(&'a self, collection: &'a str, words: &'a [String], admit: Option<Admit<'a>>) -> Ranking<'a> {
         let inner = self.inner.read();
-        let Some(coll) = inner.stats(collection) else { return Ranking::default() };
-        let mut acc = vec![0f32; inner.docs.len()];
-        let mut touched: Vec<u32> = Vec::new();
-        let mut ceiling = 0.0;
-        for (t, idf) in inner.query_terms(words) {
-            ceiling += (idf * (K1 + 1.0)) as f64;
-            for &(d, tf) in &inner.postings[t as usize] {
-                let doc = &inner.docs[d as usize];
-                if !doc.live || doc.collection != coll.0 {
-                    continue;
-                }
-                if acc[d as usize] == 0.0 {
-                    touched.push(d);
-                }
-                acc[d as usize] += inner.weight(idf, tf, doc, coll.1);
-            }
+        if inner.stats(collection).is_none() {
+            return Ranking::empty();
         }
-        Ranking {
-            items: touched.into_iter().map(|d| (inner.docs[d as usize].id, acc[d as usize] as f64)).collect(),
-            sorted: 0,
-            next: 0,
-            ceiling,
-        }
+        Ranking::new(self, &inner, collection, words, admit)
+    }
+
+    pub(super) fn read(&self) -> parking_lot::RwLockReadGuard<'_, Inner> {
+        self.inner.read()
     }
 
     /// The share of the query's BM25 ceiling that [`rank`](Self::rank) gives each
@@ -159,7 +166,7 @@ impl TextIndex {
         let inner = self.inner.read();
         let Some(coll) = inner.stats(collection) else { return vec![0.0; ids.len()] };
         let terms: Vec<(u32, f32)> = inner.query_terms(words).collect();
-        let ceiling: f64 = terms.iter().map(|&(_, idf)| (idf * (K1 + 1.0)) as f64).sum();
+        let ceiling: f64 = terms.iter().map(|&(_, idf)| inner.ceiling_of(idf)).sum();
         ids.iter()
             .map(|id| {
                 let Some(doc) = inner.by_id.get(id).map(|&d| &inner.docs[d as usize]) else { return 0.0 };
@@ -169,7 +176,7 @@ impl TextIndex {
                 let mut s = 0f32;
                 for &(t, idf) in &terms {
                     if let Ok(i) = doc.terms.binary_search_by_key(&t, |x| x.0) {
-                        s += inner.weight(idf, doc.terms[i].1, doc, coll.1);
+                        s += inner.weight(idf, doc.terms[i].1, doc.len, coll.1);
                     }
                 }
                 if s > 0.0 { s as f64 / ceiling } else { 0.0 }
@@ -213,7 +220,7 @@ impl TextIndex {
         known.sort_unstable();
         let mut docs: Vec<u32> = Vec::new();
         for t in probe {
-            for &(d, _) in &inner.postings[t as usize] {
+            for &Posting { doc: d, .. } in &inner.postings[t as usize] {
                 let doc = &inner.docs[d as usize];
                 if doc.live && doc.collection == coll && (lo..=hi).contains(&(doc.dedup_len as i64)) {
                     docs.push(d);
@@ -242,59 +249,20 @@ impl TextIndex {
     }
 }
 
-/// Ranked matches, sorted lazily in growing chunks: a recall usually consumes a
-/// handful of the thousands of matches a common word has.
-#[derive(Default)]
-pub struct Ranking {
-    items: Vec<(i64, f64)>,
-    /// `items[..sorted]` is in final order.
-    sorted: usize,
-    next: usize,
-    ceiling: f64,
-}
-
-impl Ranking {
-    /// The highest score a memory could reach for this query: Σ idf·(k1 + 1) over
-    /// its distinct indexed words (BM25's term frequency part stays below k1 + 1).
-    /// `score / ceiling` is the share of the query a memory holds, in [0, 1).
-    pub fn ceiling(&self) -> f64 {
-        self.ceiling
-    }
-}
-
-fn better(a: &(i64, f64), b: &(i64, f64)) -> std::cmp::Ordering {
-    b.1.total_cmp(&a.1).then(b.0.cmp(&a.0))
-}
-
-impl Iterator for Ranking {
-    type Item = (i64, f64);
-    fn next(&mut self) -> Option<(i64, f64)> {
-        if self.next == self.sorted {
-            let rest = &mut self.items[self.sorted..];
-            if rest.is_empty() {
-                return None;
-            }
-            let chunk = (self.sorted.max(32)).min(rest.len());
-            if chunk < rest.len() {
-                rest.select_nth_unstable_by(chunk - 1, better);
-            }
-            rest[..chunk].sort_unstable_by(better);
-            self.sorted += chunk;
-        }
-        self.next += 1;
-        Some(self.items[self.next - 1])
-    }
-}
-
 impl Inner {
     /// The collection's number and the average document length, if it has live documents.
-    fn stats(&self, collection: &str) -> Option<(u32, f32)> {
+    pub(super) fn stats(&self, collection: &str) -> Option<(u32, f32)> {
         let &coll = self.collections.get(collection)?;
         (self.live > 0).then(|| (coll, (self.total_len as f32 / self.live as f32).max(1.0)))
     }
 
+    /// Live documents.
+    pub(super) fn live(&self) -> u32 {
+        self.live
+    }
+
     /// The distinct indexed terms of `words` with their idf.
-    fn query_terms<'a>(&'a self, words: &'a [String]) -> impl Iterator<Item = (u32, f32)> + 'a {
+    pub(super) fn query_terms<'a>(&'a self, words: &'a [String]) -> impl Iterator<Item = (u32, f32)> + 'a {
         let n = self.live as f32;
         let mut seen: Vec<u32> = Vec::new();
         words.iter().filter_map(move |w| {
@@ -308,13 +276,24 @@ impl Inner {
         })
     }
 
-    /// BM25 weight of a term with `idf` occurring `tf` times in `doc`.
-    fn weight(&self, idf: f32, tf: u16, doc: &Doc, avg_len: f32) -> f32 {
+    /// BM25 weight of a term with `idf` occurring `tf` times in a document of `len` words.
+    pub(super) fn weight(&self, idf: f32, tf: u16, len: u32, avg_len: f32) -> f32 {
         let tf = tf as f32;
-        idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * doc.len as f32 / avg_len))
+        idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len as f32 / avg_len))
     }
 
-    fn add(&mut self, id: i64, collection: &str, content: &str, dedup_len: i32) {
+    /// The most term `t` (with `idf`) can weigh in any document: BM25's weight grows
+    /// with the term frequency and shrinks with the length.
+    pub(super) fn bound(&self, t: u32, idf: f32, avg_len: f32) -> f32 {
+        self.weight(idf, self.max_tf[t as usize], self.min_len[t as usize], avg_len)
+    }
+
+    /// What a term with `idf` adds to the query's ceiling (see [`Ranking::ceiling`]).
+    pub(super) fn ceiling_of(&self, idf: f32) -> f64 {
+        (idf * (K1 + 1.0)) as f64
+    }
+
+    pub(super) fn add(&mut self, id: i64, collection: &str, content: &str, dedup_len: i32) {
         let mut counts: HashMap<u32, u16> = HashMap::new();
         let mut len = 0u32;
         text::for_each_word(content, |w| {
@@ -325,6 +304,8 @@ impl Inner {
                 self.postings.push(Vec::new());
                 self.df.push(0);
                 self.ignorable.push(false);
+                self.max_tf.push(0);
+                self.min_len.push(u32::MAX);
             }
             if !text::is_dedup_word(w) {
                 self.ignorable[tid as usize] = true;
@@ -339,7 +320,7 @@ impl Inner {
         let mut terms: Vec<(u32, u16)> = counts.into_iter().collect();
         terms.sort_unstable();
         for &(t, tf) in &terms {
-            self.postings[t as usize].push((d, tf));
+            self.post(t, d, tf, len);
             self.df[t as usize] += 1;
         }
         self.docs.push(Doc { id, collection: coll, len, live: true, dedup_len, terms });
@@ -348,7 +329,7 @@ impl Inner {
         self.total_len += len as u64;
     }
 
-    fn remove(&mut self, id: i64) {
+    pub(super) fn remove(&mut self, id: i64) {
         if let Some(d) = self.by_id.remove(&id) {
             let doc = &mut self.docs[d as usize];
             doc.live = false;
@@ -360,15 +341,24 @@ impl Inner {
         }
     }
 
-    /// Drops dead documents and rebuilds the postings from the live ones.
-    fn compact(&mut self) {
+    fn post(&mut self, t: u32, d: u32, tf: u16, len: u32) {
+        let t = t as usize;
+        self.postings[t].push(Posting { doc: d, tf, len: len.min(u16::MAX as u32) as u16 });
+        self.max_tf[t] = self.max_tf[t].max(tf);
+        self.min_len[t] = self.min_len[t].min(len);
+    }
+
+    /// Drops dead documents and rebuilds the postings (and the bounds) from the live ones.
+    pub(super) fn compact(&mut self) {
         let docs = std::mem::take(&mut self.docs);
         self.postings.iter_mut().for_each(Vec::clear);
+        self.max_tf.iter_mut().for_each(|x| *x = 0);
+        self.min_len.iter_mut().for_each(|x| *x = u32::MAX);
         self.by_id.clear();
         for doc in docs.into_iter().filter(|d| d.live) {
             let d = self.docs.len() as u32;
             for &(t, tf) in &doc.terms {
-                self.postings[t as usize].push((d, tf));
+                self.post(t, d, tf, doc.len);
             }
             self.by_id.insert(doc.id, d);
             self.docs.push(doc);
@@ -390,7 +380,9 @@ mod tests {
 
     fn rank(i: Inner, coll: &str, q: &str) -> Vec<i64> {
         let idx = TextIndex { inner: RwLock::new(i) };
-        idx.rank(coll, &text::query_words(q)).map(|x| x.0).collect()
+        let words = text::query_words(q);
+        let out = idx.rank(coll, &words, None).map(|x| x.0).collect();
+        out
     }
 
     #[test]
@@ -411,15 +403,6 @@ mod tests {
         i.compact();
         assert_eq!(i.docs.len(), 2);
         assert_eq!(rank(i, "a", "mug"), vec![2]);
-    }
-
-    #[test]
-    fn lazy_ranking_is_a_full_sort() {
-        let items: Vec<(i64, f64)> = (0..1000).map(|i| (i, ((i * 7919) % 101) as f64)).collect();
-        let mut expect = items.clone();
-        expect.sort_by(better);
-        let got: Vec<(i64, f64)> = Ranking { items, sorted: 0, next: 0, ceiling: 0.0 }.collect();
-        assert_eq!(got, expect);
     }
 
     #[test]

@@ -29,6 +29,7 @@ pub mod points;
 pub mod columns;
 mod paths;
 pub mod quant;
+pub mod ranking;
 pub mod vindex;
 
 use std::cell::OnceCell;
