@@ -218,8 +218,10 @@ pub fn main() {
         for &d in &a.durabilities {
             let path = dir.join(format!("{name}-{}.db", dur_name(d)));
             runs.push(run(&a, &set, d, &path));
-            for suffix in ["", "-wal", "-shm"] {
-                let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+            if !a.keep {
+                for suffix in ["", "-wal", "-shm"] {
+                    let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+                }
             }
         }
     }
