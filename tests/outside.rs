@@ -317,14 +317,16 @@ fn the_default_directory_is_made_private_again() {
 
 #[test]
 fn a_version_2_database_is_migrated_with_its_memories() {
+    // (to version 3, then 4: the index snapshots table)
     let dir = temp();
     let path = dir.path().join("m.db");
     let id = learn(&open(&path), "the spare gripper is in the left drawer").memory_id;
     {
-        // Back to what schema 2 had: the FTS5 table and the per-column indexes.
+        // Back to what schema 2 had: the FTS5 table and the per-column indexes, no snapshots.
         let c = rusqlite::Connection::open(&path).unwrap();
         c.execute_batch(
-            "DROP INDEX idx_mem_active;
+            "DROP TABLE index_snapshots;
+             DROP INDEX idx_mem_active;
              CREATE INDEX idx_mem_collection ON memories(collection);
              CREATE INDEX idx_mem_status ON memories(status);
              CREATE VIRTUAL TABLE memories_fts USING fts5(content, human_summary, scope_files, scope_entities,
@@ -338,7 +340,9 @@ fn a_version_2_database_is_migrated_with_its_memories() {
     assert_eq!(db.recall(&RecallRequest { query: "spare gripper", ..Default::default() }).unwrap().hits.len(), 1);
     let c = rusqlite::Connection::open(&path).unwrap();
     let v: i32 = c.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
-    assert_eq!(v, 3);
+    assert_eq!(v, 4);
+    let snapshots: i64 = c.query_row("SELECT count(*) FROM sqlite_schema WHERE name = 'index_snapshots'", [], |r| r.get(0)).unwrap();
+    assert_eq!(snapshots, 1);
     let left: i64 = c
         .query_row("SELECT count(*) FROM sqlite_schema WHERE name IN ('memories_fts', 'idx_mem_status', 'idx_mem_collection')", [], |r| r.get(0))
         .unwrap();

@@ -104,7 +104,14 @@ pub struct Db {
     embed_note: String,
     /// See [`Db::committed_rev`]; set when a write transaction begins.
     base_rev: std::sync::atomic::AtomicI64,
+    /// The index snapshot was saved (or tried) by `close` or drop.
+    saved: std::sync::atomic::AtomicBool,
 }
+
+/// Rows changed since the stored text index snapshot that make closing a handle
+/// store a new one: fewer cost the next open less than writing it (a few µs per
+/// row against ~1 µs per memory).
+const SNAPSHOT_MIN_CHANGES: i64 = 256;
 
 impl crate::store::TxHooks for Db {
     fn begin(&self, conn: &Connection) -> Result<()> {
@@ -157,6 +164,7 @@ impl Db {
             embedder,
             embed_note,
             base_rev: Default::default(),
+            saved: Default::default(),
         };
         if db.opts.preload {
             db.store.read(|c| {
@@ -214,9 +222,21 @@ impl Db {
     /// copied into the database file (disk full, I/O error). Committed writes are never
     /// lost either way: they stay in the `-wal` file and are applied at the next open.
     pub fn close(self) -> Result<()> {
+        self.save_snapshots();
         let flushed = if self.touches.lock().is_empty() { Ok(()) } else { self.flush() };
         let checkpointed = self.store.checkpoint();
         flushed.and(checkpointed)
+    }
+
+    /// Saves the text index in the file if enough changed since the snapshot
+    /// stored (see `search::snapshot`), so the next open does not rebuild it.
+    /// Best effort: a failure (disk full, `max_db_bytes`) only costs the next
+    /// open the rebuild. Once per handle.
+    fn save_snapshots(&self) {
+        let in_memory = self.opts.location == crate::options::Location::InMemory;
+        if !in_memory && !self.saved.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            let _ = self.write(|tx| self.index.save(tx, SNAPSHOT_MIN_CHANGES));
+        }
     }
 
     fn collection<'a>(&'a self, c: Option<&'a str>) -> Result<&'a str> {
@@ -567,6 +587,7 @@ fn learn_outcome(d: Draft, stored: Stored) -> LearnOutcome {
 
 impl Drop for Db {
     fn drop(&mut self) {
+        self.save_snapshots();
         if !self.touches.lock().is_empty() {
             let _ = self.flush();
         }

@@ -26,6 +26,7 @@ use crate::error::Result;
 use crate::text;
 
 pub use super::ranking::{Admit, Ranking};
+use super::snapshot;
 
 /// BM25 parameters (the usual values, as FTS5 uses).
 const K1: f32 = 1.2;
@@ -48,9 +49,9 @@ pub(super) struct Doc {
     pub(super) live: bool,
     /// Word count of the near-duplicate layer (`term_count`) for an active fact
     /// without numbers, else -1: the memories [`TextIndex::near_duplicates`] considers.
-    dedup_len: i32,
-    /// (term id, term frequency): kept to rebuild postings when compacting.
-    terms: Vec<(u32, u16)>,
+    pub(super) dedup_len: i32,
+    /// (term id, term frequency), ascending: kept to rebuild postings when compacting.
+    pub(super) terms: Vec<(u32, u16)>,
 }
 
 /// A document holding a term. The document's length is repeated here (saturated;
@@ -70,24 +71,24 @@ impl Posting {
 #[derive(Default)]
 pub(super) struct Inner {
     /// Highest `rev` applied; `None` before the first sync.
-    rev: Option<i64>,
-    term_ids: HashMap<String, u32>,
+    pub(super) rev: Option<i64>,
+    pub(super) term_ids: HashMap<String, u32>,
     /// Per term: its documents, ascending.
     pub(super) postings: Vec<Vec<Posting>>,
     /// Live documents per term.
-    df: Vec<u32>,
+    pub(super) df: Vec<u32>,
     /// Per term: the largest term frequency and the shortest document among its
     /// postings (kept through removals, so an upper bound): see [`Inner::bound`].
-    max_tf: Vec<u16>,
-    min_len: Vec<u32>,
+    pub(super) max_tf: Vec<u16>,
+    pub(super) min_len: Vec<u32>,
     /// Per term: it can stem from a word the near-duplicate layer ignores (an
     /// English stopword or a one-character word), see [`TextIndex::near_duplicates`].
-    ignorable: Vec<bool>,
-    collections: HashMap<String, u32>,
+    pub(super) ignorable: Vec<bool>,
+    pub(super) collections: HashMap<String, u32>,
     pub(super) docs: Vec<Doc>,
-    by_id: HashMap<i64, u32>,
-    live: u32,
-    total_len: u64,
+    pub(super) by_id: HashMap<i64, u32>,
+    pub(super) live: u32,
+    pub(super) total_len: u64,
 }
 
 /// The index of one handle. Thread-safe: ranking takes a read lock, syncing a
@@ -114,6 +115,11 @@ impl TextIndex {
             return Ok(());
         }
         let mut inner = self.inner.write();
+        if inner.rev.is_none() {
+            if let Some(saved) = snapshot::load(conn, head)? {
+                *inner = saved;
+            }
+        }
         let from = match inner.rev {
             Some(r) if r >= head => return Ok(()), // another thread synced meanwhile
             Some(r) => r,
@@ -182,6 +188,15 @@ impl TextIndex {
                 if s > 0.0 { s as f64 / ceiling } else { 0.0 }
             })
             .collect()
+    }
+
+    /// Stores the index in the database (`conn` in a write transaction) if it was
+    /// synced and at least `min_changes` rows changed since the snapshot stored
+    /// (or there is none, or it is of another format). Returns whether it wrote.
+    pub fn save(&self, conn: &Connection, min_changes: i64) -> Result<bool> {
+        let inner = self.inner.read();
+        let Some(rev) = inner.rev else { return Ok(false) };
+        snapshot::save(conn, rev, min_changes, || inner.encode())
     }
 
     /// The `rev` the index was last synced to (`None` before the first sync).
@@ -341,7 +356,7 @@ impl Inner {
         }
     }
 
-    fn post(&mut self, t: u32, d: u32, tf: u16, len: u32) {
+    pub(super) fn post(&mut self, t: u32, d: u32, tf: u16, len: u32) {
         let t = t as usize;
         self.postings[t].push(Posting { doc: d, tf, len: len.min(u16::MAX as u32) as u16 });
         self.max_tf[t] = self.max_tf[t].max(tf);

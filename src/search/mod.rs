@@ -30,6 +30,7 @@ pub mod columns;
 mod paths;
 pub mod quant;
 pub mod ranking;
+mod snapshot;
 pub mod vindex;
 
 use std::cell::OnceCell;

@@ -7,7 +7,7 @@
 //! `rev` for the in-process search index (indexed), a decay anchor and the
 //! indexed time of each memory's next decay step, and a key/value `robotmem_meta` table.
 //! Version 2 adds the `embedded` flag, version 3 drops what nothing reads (see
-//! [`V3`]). A database with a newer version than [`SCHEMA_VERSION`] is refused,
+//! [`V3`]), version 4 adds `index_snapshots` ([`V4`]). A database with a newer version than [`SCHEMA_VERSION`] is refused,
 //! never touched.
 
 use rusqlite::Connection;
@@ -15,13 +15,13 @@ use rusqlite::Connection;
 use crate::error::{Error, Result, Status};
 
 /// Schema version written by this build.
-pub const SCHEMA_VERSION: i32 = 3;
+pub const SCHEMA_VERSION: i32 = 4;
 
 /// `PRAGMA application_id` of robotmem databases ("RMEM").
 pub const APPLICATION_ID: i32 = 0x524D_454D;
 
 /// Migrations: entry `i` upgrades version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[V1, V2, V3];
+const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
 
 const V1: &str = r#"
 CREATE TABLE memories (
@@ -146,6 +146,18 @@ DROP INDEX IF EXISTS idx_mem_session;
 DROP INDEX IF EXISTS idx_memory_tags_tag;
 CREATE INDEX idx_mem_active  ON memories(collection) WHERE status = 'active';
 CREATE INDEX idx_mem_session ON memories(session_id) WHERE session_id IS NOT NULL;
+"#;
+
+/// Version 4 keeps snapshots of the in-process indexes (see `search::snapshot`),
+/// so opening a file does not rebuild them from every row: one row per index,
+/// the `rev` it reflects, the format of the build that wrote it, the bytes.
+const V4: &str = r#"
+CREATE TABLE index_snapshots (
+    name   TEXT PRIMARY KEY,
+    rev    INTEGER NOT NULL,
+    format TEXT NOT NULL,
+    data   BLOB NOT NULL
+);
 "#;
 
 /// Brings the database at `conn` to [`SCHEMA_VERSION`]. Must run inside a write
