@@ -37,7 +37,7 @@ use texts::Texts;
 
 pub const USAGE: &str = "usage: cargo bench --bench workload -- --real-text [--corpus squad|cmrc|both]
        [--memories N] [--durability full|normal|both] [--queries N] [--n N]
-       [--embedding-model [DIR]] [--ort-library FILE] [--contention C] [--max-seconds S]
+       [--embedding-model [DIR]] [--ort-library FILE] [--contention C] [--threads T] [--max-seconds S]
        [--dir DIR] [--keep] [--seed N]
 
   --corpus C          squad (SQuAD v1.1 dev, English), cmrc (CMRC 2018 dev, Chinese) or both
@@ -50,6 +50,8 @@ pub const USAGE: &str = "usage: cargo bench --bench workload -- --real-text [--c
   --embedding-model [DIR]  learn and recall with the embedding model (default DIR:
                       .cache/models/all-MiniLM-L6-v2-int8); without it BM25 only
   --ort-library F     default .cache/models/onnxruntime/libonnxruntime.so
+  --threads T         learn from T threads sharing the handle (default 1): memory i is
+                      learned by thread i mod T; latencies are per call (group commit)
   --contention C      during the learn phase keep C cores (e.g. 1 or 1.5) busy with ceil(C)
                       busy-loop child processes (default 0)
   --max-seconds S     stop the learn phase after S seconds (windows not reached are not reported)
@@ -66,6 +68,7 @@ struct Args {
     model: Option<PathBuf>,
     ort: PathBuf,
     contention: f64,
+    threads: usize,
     max_seconds: Option<f64>,
     dir: Option<PathBuf>,
     keep: bool,
@@ -83,6 +86,7 @@ fn parse_args(argv: &[String]) -> Result<Args, String> {
         model: None,
         ort: root.join(".cache/models/onnxruntime/libonnxruntime.so"),
         contention: 0.0,
+        threads: 1,
         max_seconds: None,
         dir: None,
         keep: false,
@@ -125,6 +129,12 @@ fn parse_args(argv: &[String]) -> Result<Args, String> {
                     return Err("--contention: expected 0 to 16 cores".into());
                 }
             }
+            "--threads" => {
+                a.threads = num("--threads", value("--threads")?)? as usize;
+                if !(1..=64).contains(&a.threads) {
+                    return Err("--threads: expected 1 to 64".into());
+                }
+            }
             "--max-seconds" => {
                 let v = value("--max-seconds")?;
                 a.max_seconds = Some(v.parse().map_err(|_| format!("--max-seconds: not a number: {v}"))?);
@@ -158,6 +168,8 @@ struct Learned {
     load: Vec<f64>,
     /// (spinner processes, their duty, cores they used) during the phase.
     contention: Option<(usize, f64, f64)>,
+    /// Writes and the transactions that committed them (group commit) during the phase.
+    commits: (u64, u64),
     passes: usize,
     describe: String,
     cut: usize,
@@ -286,39 +298,66 @@ fn learn_phase(a: &Args, db: &Db, set: &Devset) -> Learned {
         stopped_early: false,
         load: Vec::new(),
         contention: None,
+        commits: (0, 0),
         passes: texts.passes,
         describe: texts.describe(),
         cut: 0,
     };
+    let all: Vec<String> = (0..a.memories).map(|i| texts.text(i)).collect();
+    let before = db.commit_counts();
     let started = Instant::now();
-    for i in 0..a.memories {
-        if a.max_seconds.is_some_and(|s| started.elapsed().as_secs_f64() > s) {
-            l.stopped_early = true;
-            break;
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let loads = std::sync::Mutex::new(Vec::new());
+    // One thread learns memories t, t + T, t + 2T ...; results are merged by index.
+    let learn_from = |t: usize| {
+        let mut out: Vec<(usize, u64, Option<(String, i64, &'static str, f64)>)> = Vec::new();
+        for i in (t..a.memories).step_by(a.threads) {
+            if a.max_seconds.is_some_and(|s| started.elapsed().as_secs_f64() > s) {
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                break;
+            }
+            let text = &all[i];
+            let t0 = Instant::now();
+            let res = db.learn(&LearnRequest { insight: text, ..Default::default() });
+            let dt = t0.elapsed().as_nanos() as u64;
+            let res = res.unwrap_or_else(|e| panic!("learn #{i} {text:?}: {e}"));
+            out.push((i, dt, res.duplicate.map(|d| (text.clone(), d.existing_id, d.method.as_str(), d.similarity))));
+            let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            if n % 1000 == 0 {
+                loads.lock().unwrap().push(load1());
+            }
+            if n % (a.memories / 20).max(1) == 0 {
+                eprint!("\r  {}/{} ({:.0} s)", n, a.memories, started.elapsed().as_secs_f64());
+            }
         }
-        let text = texts.text(i);
-        let t = Instant::now();
-        let out = db.learn(&LearnRequest { insight: &text, ..Default::default() });
-        let dt = t.elapsed().as_nanos() as u64;
-        let out = out.unwrap_or_else(|e| panic!("learn #{i} {text:?}: {e}"));
+        out
+    };
+    let mut results: Vec<_> = if a.threads == 1 {
+        learn_from(0)
+    } else {
+        std::thread::scope(|s| {
+            let hs: Vec<_> = (0..a.threads).map(|t| s.spawn(move || learn_from(t))).collect();
+            hs.into_iter().flat_map(|h| h.join().expect("learn thread")).collect()
+        })
+    };
+    results.sort_unstable_by_key(|r| r.0);
+    l.stopped_early = stop.into_inner();
+    l.load = loads.into_inner().unwrap();
+    let after = db.commit_counts();
+    l.commits = (after.0 - before.0, after.1 - before.1);
+    for (i, dt, dup) in results {
         l.lat.push(dt);
-        l.number_free.push(robotmem::text::numbers(&text).is_empty());
-        if let Some(dup) = out.duplicate {
-            let m = dup.method.as_str();
+        l.number_free.push(robotmem::text::numbers(&all[i]).is_empty());
+        if let Some((text, existing, m, similarity)) = dup {
             match l.dups.iter_mut().find(|x| x.0 == m) {
                 Some(x) => x.1 += 1,
                 None => l.dups.push((m, 1)),
             }
             if l.dup_examples.len() < 3 {
-                let kept = db.get(dup.existing_id).map(|m| m.content).unwrap_or_default();
-                l.dup_examples.push((text.clone(), kept, m, dup.similarity));
+                let kept = db.get(existing).map(|m| m.content).unwrap_or_default();
+                l.dup_examples.push((text, kept, m, similarity));
             }
-        }
-        if (i + 1) % 1000 == 0 {
-            l.load.push(load1());
-        }
-        if (i + 1) % (a.memories / 20).max(1) == 0 {
-            eprint!("\r  {}/{} ({:.0} s)", i + 1, a.memories, started.elapsed().as_secs_f64());
         }
     }
     eprintln!();
@@ -423,6 +462,12 @@ fn report(a: &Args, set: &Devset, d: Durability, l: &Learned, r: &Recalled, hwm_
     if let Some((count, duty, used)) = l.contention {
         println!("  contention: {count} busy-loop processes at duty {duty:.2}, measured {used:.2} cores during learn");
     }
+    let (writes, commits) = l.commits;
+    println!(
+        "  {} learning thread(s); {writes} writes in {commits} transactions ({:.2} per commit)",
+        a.threads,
+        writes as f64 / commits.max(1) as f64
+    );
     println!("  duplicates reported {dups} {:?}; stored {}", l.dups, done - dups);
     for (new, kept, method, sim) in &l.dup_examples {
         println!("    {method} {sim:.2}: {new:?}\n{:>15} {kept:?}", "merged into");
@@ -478,6 +523,8 @@ fn report(a: &Args, set: &Devset, d: Durability, l: &Learned, r: &Recalled, hwm_
         "cut_texts": l.cut,
         "number_free_share": (free_share * 1e4).round() / 1e4,
         "wall_s": (l.wall_s * 1e3).round() / 1e3,
+        "threads": a.threads,
+        "writes_per_commit": (l.commits.0 as f64 / l.commits.1.max(1) as f64 * 100.0).round() / 100.0,
         "contention": l.contention.map(|(c, duty, used)| json!({"processes": c, "duty": duty, "cores_used": (used * 100.0).round() / 100.0})),
         "duplicates": dups,
         "duplicates_by_method": l.dups.iter().map(|(m, c)| json!({"method": m, "count": c})).collect::<Vec<_>>(),
