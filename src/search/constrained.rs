@@ -116,30 +116,61 @@ fn nearest_indexed(
     relevance: &mut impl FnMut(i64, bool) -> Result<Option<Relevance>>,
 ) -> Result<Option<Vec<Ranked>>> {
     let (Some(points), Some(s)) = (plan.points, &plan.spatial) else { return Ok(None) };
+    let mut kept = TopN::new(plan.n, true);
+    let mut lookup = candidates::Lookup::new(conn, plan)?;
+    // Takes (distance, id) nearest first; false once no farther memory can enter.
+    let mut take = |d: f64, id: i64, kept: &mut TopN| -> Result<bool> {
+        if kept.worst().and_then(|w| w.distance).is_some_and(|far| d > far) {
+            return Ok(false);
+        }
+        if let Some(c) = lookup.get(id, None)? {
+            if let Some(Some(distance)) = admit(plan, &c) {
+                let r = relevance(c.id, c.is_real)?;
+                kept.push(ranked(c.id, distance, r));
+            }
+        }
+        Ok(true)
+    };
+    // Through the grid, in growing batches: the n nearest usually qualify at once.
+    let mut k = (plan.n * 8).max(64);
+    let mut after = None;
+    loop {
+        let Some((batch, complete)) =
+            points.nearest(conn, s.field(), plan.collection, s.target(), s.max_distance, k, after)?
+        else {
+            break;
+        };
+        for &(d, id) in &batch {
+            if !take(d, id, &mut kept)? {
+                return Ok(Some(kept.into_ranked()));
+            }
+        }
+        if complete || batch.len() < k {
+            return Ok(kept.worst().is_some().then(|| kept.into_ranked()));
+        }
+        after = batch.last().copied();
+        k *= 8;
+    }
+    // No grid for this target (or no longer: then after the batches taken): every
+    // distance, sorted a head first.
     let mut order = points.distances(conn, s.field(), plan.collection, s.target(), |d| s.within(d))?;
+    if let Some((ad, aid)) = after {
+        order.retain(|&(d, id)| d > ad || (d == ad && id < aid));
+    }
     let by_distance = |a: &(f64, i64), b: &(f64, i64)| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1));
-    // Sort a head first (the n nearest usually qualify at once); the rest only if needed.
-    let head = (plan.n * 8).max(64).min(order.len());
+    let head = k.min(order.len());
     if head < order.len() {
         order.select_nth_unstable_by(head, by_distance);
     }
     order[..head].sort_unstable_by(by_distance);
-    let mut kept = TopN::new(plan.n, true);
-    let mut lookup = candidates::Lookup::new(conn, plan)?;
-    let mut i = 0;
-    while i < order.len() {
+    for i in 0..order.len() {
         if i == head {
             order[head..].sort_unstable_by(by_distance);
         }
         let (d, id) = order[i];
-        i += 1;
-        if kept.worst().and_then(|w| w.distance).is_some_and(|far| d > far) {
+        if !take(d, id, &mut kept)? {
             return Ok(Some(kept.into_ranked()));
         }
-        let Some(c) = lookup.get(id, None)? else { continue };
-        let Some(Some(distance)) = admit(plan, &c) else { continue };
-        let r = relevance(c.id, c.is_real)?;
-        kept.push(ranked(c.id, distance, r));
     }
     Ok(kept.worst().is_some().then(|| kept.into_ranked()))
 }

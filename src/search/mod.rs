@@ -23,6 +23,7 @@ pub mod candidates;
 pub mod constrained;
 pub mod filter;
 pub mod fusion;
+mod grid;
 pub mod hybrid;
 pub mod index;
 pub mod points;

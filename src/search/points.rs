@@ -18,6 +18,7 @@ use rusqlite::Connection;
 use serde_json::Value;
 
 use super::filter::DotPath;
+use super::grid::Grid;
 use super::paths;
 use crate::error::Result;
 
@@ -40,7 +41,12 @@ struct Field {
     starts: Vec<usize>,
     coords: Vec<f64>,
     slot: HashMap<i64, usize>,
+    /// Built once the field holds [`GRID_MIN`] points (see [`Grid`]).
+    grid: Option<Grid>,
 }
+
+/// Points from which a field keeps a grid; below, measuring every point is cheap.
+const GRID_MIN: usize = 1024;
 
 impl Field {
     fn new() -> Field {
@@ -52,21 +58,52 @@ impl Field {
             starts: vec![0],
             coords: Vec::new(),
             slot: HashMap::new(),
+            grid: None,
         }
+    }
+
+    fn coords(&self, i: usize) -> &[f64] {
+        &self.coords[self.starts[i]..self.starts[i + 1]]
+    }
+
+    /// Builds the grid when the field has enough points, rebuilds it when it has
+    /// grown fourfold since (so cells stay about the size they were made for).
+    fn refresh_grid(&mut self) {
+        let live = self.slot.len();
+        if live < GRID_MIN || self.grid.as_ref().is_some_and(|g| live <= 4 * g.built_with.max(1)) {
+            return;
+        }
+        let mut per_dims = [0usize; 4];
+        for &i in self.slot.values() {
+            let d = self.starts[i + 1] - self.starts[i];
+            if (1..=3).contains(&d) {
+                per_dims[d] += 1;
+            }
+        }
+        let dims = (1..=3).max_by_key(|&d| per_dims[d]).unwrap_or(3);
+        let points = self.slot.values().map(|&i| (i as u32, self.coords(i)));
+        self.grid = Some(Grid::build(dims, points));
     }
 
     fn remove(&mut self, id: i64) {
         if let Some(i) = self.slot.remove(&id) {
             self.ids[i] = 0;
+            if let Some(g) = &mut self.grid {
+                g.remove(i as u32, &self.coords[self.starts[i]..self.starts[i + 1]]);
+            }
         }
     }
 
     fn add(&mut self, id: i64, collection: u32, coords: &[f64]) {
-        self.slot.insert(id, self.ids.len());
+        let i = self.ids.len();
+        self.slot.insert(id, i);
         self.ids.push(id);
         self.collections.push(collection);
         self.coords.extend_from_slice(coords);
         self.starts.push(self.coords.len());
+        if let Some(g) = &mut self.grid {
+            g.insert(i as u32, coords);
+        }
     }
 
     fn compact(&mut self) {
@@ -78,6 +115,7 @@ impl Field {
         }
         (self.ids, self.collections, self.starts, self.coords, self.slot) =
             (live.ids, live.collections, live.starts, live.coords, live.slot);
+        self.grid = None; // slots moved: rebuilt by refresh_grid
     }
 }
 
@@ -128,6 +166,7 @@ impl PointIndex {
         if field.ids.len() > 1024 && field.slot.len() < field.ids.len() / 2 {
             field.compact();
         }
+        field.refresh_grid();
         field.rev = head;
         Ok(())
     }
@@ -150,26 +189,166 @@ impl PointIndex {
         field.used.store(self.clock.fetch_add(1, Ordering::Relaxed) + 1, Ordering::Relaxed);
         let mut out = Vec::new();
         for i in 0..field.ids.len() {
-            let (id, coords) = (field.ids[i], &field.coords[field.starts[i]..field.starts[i + 1]]);
+            let (id, coords) = (field.ids[i], field.coords(i));
             if id == 0 || field.collections[i] != c || coords.len() != target.len() {
                 continue;
             }
-            let mut sum = 0.0;
-            for (x, t) in coords.iter().zip(target) {
-                sum += (x - t) * (x - t);
-            }
-            let d = sum.sqrt();
+            let d = distance(coords, target);
             if within(d) {
                 out.push((d, id));
             }
         }
         Ok(out)
     }
+
+    /// Up to `k` (distance, id) of the memories [`distances`](Self::distances)
+    /// returns (`max_distance` as in spatial_sort), nearest first (ties: newest
+    /// first), each strictly after `after` in that order, through the grid of the field;
+    /// and whether no other follows them. `None` when the field has no grid of the
+    /// target's dimension: then [`distances`](Self::distances) it is.
+    #[allow(clippy::too_many_arguments)]
+    pub fn nearest(
+        &self,
+        conn: &Connection,
+        path: &DotPath,
+        collection: &str,
+        target: &[f64],
+        max_distance: Option<f64>,
+        k: usize,
+        after: Option<(f64, i64)>,
+    ) -> Result<Option<(Vec<(f64, i64)>, bool)>> {
+        self.sync(conn, path)?;
+        let inner = self.inner.read();
+        let Some(field) = inner.fields.get(path) else { return Ok(None) };
+        let Some(grid) = field.grid.as_ref().filter(|g| g.dims == target.len()) else { return Ok(None) };
+        let Some(&c) = inner.collections.get(collection) else { return Ok(Some((Vec::new(), true))) };
+        field.used.store(self.clock.fetch_add(1, Ordering::Relaxed) + 1, Ordering::Relaxed);
+        Ok(Some(field.nearest(grid, c, target, max_distance, k, after)))
+    }
+}
+
+impl Field {
+    /// [`PointIndex::nearest`] over this field's `grid`, for collection `c`.
+    fn nearest(
+        &self,
+        grid: &Grid,
+        c: u32,
+        target: &[f64],
+        max_distance: Option<f64>,
+        k: usize,
+        after: Option<(f64, i64)>,
+    ) -> (Vec<(f64, i64)>, bool) {
+        let mut found: Vec<(f64, i64)> = Vec::new();
+        let mut complete = false;
+        grid.rings(target, |slots, bound| {
+            for &i in slots {
+                let (i, id) = (i as usize, self.ids[i as usize]);
+                if id == 0 || self.collections[i] != c {
+                    continue;
+                }
+                let d = distance(self.coords(i), target);
+                if max_distance.is_some_and(|m| d > m) || after.is_some_and(|a| !follows((d, id), a)) {
+                    continue;
+                }
+                found.push((d, id));
+            }
+            let Some(bound) = bound else { return true };
+            // Everything farther than the radius, or every point, was seen.
+            complete = bound == f64::INFINITY || max_distance.is_some_and(|m| bound > m);
+            !complete && found.iter().filter(|x| x.0 < bound).count() < k
+        });
+        found.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)));
+        complete &= found.len() <= k;
+        found.truncate(k);
+        (found, complete)
+    }
+}
+
+/// Euclidean distance, computed as `SpatialSort` computes it (same order of
+/// operations), so the two agree exactly.
+fn distance(coords: &[f64], target: &[f64]) -> f64 {
+    let mut sum = 0.0;
+    for (x, t) in coords.iter().zip(target) {
+        sum += (x - t) * (x - t);
+    }
+    sum.sqrt()
+}
+
+/// Whether `a` comes after `b` nearest first, ties newest first.
+fn follows(a: (f64, i64), b: (f64, i64)) -> bool {
+    a.0 > b.0 || (a.0 == b.0 && a.1 < b.1)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::Field;
+    use super::{distance, Field};
+
+    /// Everything `Field::nearest` may return, nearest first (ties newest first).
+    fn brute(f: &Field, c: u32, target: &[f64], max: Option<f64>) -> Vec<(f64, i64)> {
+        let mut all: Vec<(f64, i64)> = (0..f.ids.len())
+            .filter(|&i| f.ids[i] != 0 && f.collections[i] == c && f.coords(i).len() == target.len())
+            .map(|i| (distance(f.coords(i), target), f.ids[i]))
+            .filter(|&(d, _)| max.is_none_or(|m| d <= m))
+            .collect();
+        all.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)));
+        all
+    }
+
+    #[test]
+    fn grid_batches_are_the_brute_force_order() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut rnd = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 11) as f64 / (1u64 << 53) as f64
+        };
+        for round in 0..6 {
+            let dims = 1 + round % 3;
+            let mut f = Field::new();
+            let n = 3000 + (rnd() * 3000.0) as i64;
+            for id in 1..=n {
+                // Mostly the field's dimension, on a coarse lattice (equal distances),
+                // some of another dimension, a few too large to quantize.
+                let d = if rnd() < 0.1 { 1 + (dims % 3) } else { dims };
+                let mut p: Vec<f64> = (0..d).map(|_| (rnd() * 40.0).floor() / 4.0).collect();
+                if rnd() < 0.01 {
+                    p[0] = 1e300;
+                }
+                f.add(id, (rnd() < 0.2) as u32, &p);
+                if id == 1500 {
+                    f.refresh_grid(); // built part way: the rest go in one by one
+                }
+            }
+            for _ in 0..n / 5 {
+                f.remove(1 + (rnd() * n as f64) as i64);
+            }
+            f.refresh_grid();
+            let grid = f.grid.as_ref().expect("a grid");
+            assert_eq!(grid.dims, dims);
+            for q in 0..60 {
+                let mut target: Vec<f64> = (0..dims).map(|_| rnd() * 12.0 - 1.0).collect();
+                if q == 0 {
+                    target[0] = -1e300; // too far out to quantize
+                }
+                let max = [None, Some(0.5), Some(2.0), Some(100.0)][q % 4];
+                let want = brute(&f, 0, &target, max);
+                let mut got = Vec::new();
+                let (mut k, mut after) = (1 + (rnd() * 70.0) as usize, None);
+                loop {
+                    let (batch, complete) = f.nearest(grid, 0, &target, max, k, after);
+                    assert!(batch.len() <= k);
+                    got.extend_from_slice(&batch);
+                    if complete || batch.len() < k {
+                        break;
+                    }
+                    after = batch.last().copied();
+                    k *= 3;
+                }
+                assert_eq!(got, want, "round {round} query {q} target {target:?} max {max:?}");
+            }
+        }
+    }
 
     #[test]
     fn compaction_keeps_every_live_point() {
