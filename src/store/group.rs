@@ -2,23 +2,29 @@
 //! share one transaction, so one commit (one fsync with `Durability::Full`)
 //! acknowledges all of them.
 //!
-//! A writer queues its job, then waits for the writer connection. Whoever gets the
-//! connection (the leader) takes every queued job — those that arrived while the
-//! previous transaction was committing — and runs them in one `BEGIN IMMEDIATE`
-//! transaction, each inside its own savepoint: a job that fails is rolled back
-//! alone and gets its own error, the others commit. A job's result is handed back
-//! only after the commit, so every acknowledgement is as durable as before. A
-//! follower that gets the connection after its job was run returns at once.
+//! A writer queues its job and waits. The writer at the front of the queue (the
+//! leader) takes the writer connection, then every job queued by then — those
+//! that arrived while the previous transaction was committing — and runs them in
+//! one `BEGIN IMMEDIATE` transaction, each inside its own savepoint: a job that
+//! fails is rolled back alone and gets its own error, the others commit. A job's
+//! result is handed back only after the commit, so every acknowledgement is as
+//! durable as before. The leader then marks its group done, removes it from the
+//! queue and wakes the waiters: the group's writers return, and the next writer
+//! in line leads the next group. First come, first served: a follower never waits
+//! for the writer connection again (it used to, to read its result, and could be
+//! overtaken by several later groups: a p95 of 10.7 ms at p50 0.15 ms with eight
+//! threads and `Normal`).
 //!
 //! One thread alone sees no difference (a group of one). Under contention the fsync
 //! wait, which dominates a durable write and grows with a busy CPU (the waiting
 //! thread must be scheduled again), is paid once per group instead of once per write.
 
+use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 
 use super::Store;
@@ -55,17 +61,23 @@ struct Slot {
     /// has run and every pointer to it is gone (see [`Store::write`]).
     job: *mut Job<'static>,
     outcome: Option<Outcome>,
+    /// Set (under the queue's lock) once `outcome` is final.
+    done: bool,
+    /// Wakes the owner: its job is done, or it is at the front of the line.
+    wake: Condvar,
 }
 
+#[derive(Clone, Copy, PartialEq)]
 struct SlotPtr(*mut Slot);
-// SAFETY: a slot is only touched by the thread holding the writer lock, and its
-// owner waits for that lock before it reads the slot again.
+// SAFETY: a slot's job and outcome are only touched by the leader running its
+// group; its owner reads them after seeing `done`, which the leader sets under
+// the queue's lock after the last touch.
 unsafe impl Send for SlotPtr {}
 
-/// Jobs waiting for the next group, and what groups have done so far.
+/// Writers in line (the group being run first), and what groups have done so far.
 #[derive(Default)]
 pub struct Queue {
-    waiting: Mutex<Vec<SlotPtr>>,
+    waiting: Mutex<VecDeque<SlotPtr>>,
     /// Writes committed and the transactions that committed them.
     writes: AtomicU64,
     commits: AtomicU64,
@@ -84,20 +96,41 @@ impl Store {
         let job: *mut Job<'_> = &mut run;
         // SAFETY: only the lifetime is erased; see `Slot::job`.
         let job: *mut Job<'static> = unsafe { std::mem::transmute(job) };
-        let mut slot = Slot { job, outcome: None };
-        // The slot is reached only through this pointer, by whoever holds the writer lock.
-        let slot: *mut Slot = &mut slot;
-        self.queue.waiting.lock().push(SlotPtr(slot));
-        let conn = self.writer.lock();
-        // SAFETY: this thread holds the writer lock.
-        if unsafe { (*slot).outcome.is_none() } {
-            let group: Vec<SlotPtr> = std::mem::take(&mut *self.queue.waiting.lock());
-            self.run_group(&conn, hooks, &group);
+        let mut slot = Slot { job, outcome: None, done: false, wake: Condvar::new() };
+        // The slot is reached only through this pointer (see `SlotPtr`).
+        let slot = SlotPtr(&mut slot);
+        let mut line = self.queue.waiting.lock();
+        line.push_back(slot);
+        // SAFETY (the `done` reads): under the queue's lock, as it is written.
+        while !unsafe { (*slot.0).done } && line.front() != Some(&slot) {
+            unsafe { (*slot.0).wake.wait(&mut line) };
         }
-        // SAFETY: as above; after this, no other thread has a pointer to the slot or
-        // the job (the leader that ran them released the writer lock we then took).
-        let outcome = unsafe { (*slot).outcome.take() };
-        drop(conn);
+        if !unsafe { (*slot.0).done } {
+            // The front of the line leads: every writer queued once it holds the
+            // connection joins its group (they stay in line until it is done).
+            drop(line);
+            let conn = self.writer.lock();
+            let group: Vec<SlotPtr> = self.queue.waiting.lock().iter().copied().collect();
+            self.run_group(&conn, hooks, &group);
+            drop(conn);
+            let mut line = self.queue.waiting.lock();
+            for s in &group {
+                line.pop_front();
+                // SAFETY: the slots are alive: their owners wait for `done`, and
+                // read it under this lock, after the notification.
+                unsafe {
+                    (*s.0).done = true;
+                    (*s.0).wake.notify_one();
+                }
+            }
+            if let Some(next) = line.front() {
+                // SAFETY: a slot in line is alive (its owner waits in the loop above).
+                unsafe { (*next.0).wake.notify_one() };
+            }
+        }
+        // SAFETY: `done` was seen or set: no other thread has a pointer to the slot
+        // or the job any more.
+        let outcome = unsafe { (*slot.0).outcome.take() };
         match outcome {
             Some(Ok(Ok(()))) => Ok(value.take().expect("a job that succeeded set its value")),
             Some(Ok(Err(e))) => Err(e),
