@@ -1,7 +1,8 @@
-//! The text index snapshot stored in the file (search/snapshot.rs): a reopened
-//! file recalls exactly what a rebuilt index recalls — after a clean close, after
-//! changes the snapshot does not hold (a handle that never closed), with a damaged
-//! snapshot, and with one of another format.
+//! The index snapshots stored in the file (search/snapshot.rs: the text index, the
+//! context_filter columns, the spatial_sort coordinates): a reopened file recalls
+//! exactly what rebuilt indexes recall — after a clean close, after changes the
+//! snapshots do not hold (a handle that never closed), with damaged snapshots, and
+//! with ones of another format.
 
 #[path = "common/scratch.rs"]
 mod scratch;
@@ -36,21 +37,55 @@ fn text(i: u64) -> String {
     format!("{} serial{i}", words.join(" "))
 }
 
+/// A context with values to filter on and a position (on a coarse lattice: ties).
+fn context(i: u64) -> String {
+    let name = ["grasp", "push", "place"][(i % 3) as usize];
+    let (x, y) = ((i * 7 % 23) as f64 / 4.0, (i * 11 % 19) as f64 / 4.0);
+    format!(r#"{{"task": {{"name": "{name}", "success": {}}}, "force": {}, "spatial": {{"p": [{x}, {y}]}}}}"#, i % 4 != 0, i % 40)
+}
+
 fn learn(db: &Db, from: u64, count: u64) -> Vec<i64> {
     (from..from + count)
-        .map(|i| db.learn(&LearnRequest { insight: &text(i), ..Default::default() }).unwrap().memory_id)
+        .map(|i| {
+            let (t, c) = (text(i), context(i));
+            db.learn(&LearnRequest { insight: &t, context: Some(&c), ..Default::default() }).unwrap().memory_id
+        })
         .collect()
 }
 
-/// Every query's hits (id, score bits), n = 20.
-fn recalls(db: &Db) -> Vec<Vec<(i64, u64)>> {
-    QUERIES
-        .iter()
-        .map(|q| {
-            let r = db.recall(&RecallRequest { query: q, n: 20, ..Default::default() }).unwrap();
-            r.hits.iter().map(|h| (h.memory.id, h.score.to_bits())).collect()
+const FILTERS: &[&str] = &[
+    r#"{"task.success": false}"#,
+    r#"{"task.name": "push", "force": {"$lt": 12}}"#,
+    r#"{"force": {"$gte": 30}}"#,
+];
+const SPATIAL: &[&str] = &[
+    r#"{"field": "spatial.p", "target": [1.0, 2.0]}"#,
+    r#"{"field": "spatial.p", "target": [5.5, 0.25], "max_distance": 1.5}"#,
+];
+
+/// Every query's hits (id, score bits, distance bits), n = 20: plain, with each
+/// filter, with each spatial sort.
+fn recalls(db: &Db) -> Vec<Vec<(i64, u64, Option<u64>)>> {
+    let mut reqs: Vec<RecallRequest> = QUERIES.iter().map(|q| RecallRequest { query: q, n: 20, ..Default::default() }).collect();
+    for (i, f) in FILTERS.iter().enumerate() {
+        reqs.push(RecallRequest { query: QUERIES[i], context_filter: Some(f), n: 20, ..Default::default() });
+    }
+    for (i, sp) in SPATIAL.iter().enumerate() {
+        reqs.push(RecallRequest { query: QUERIES[i + 3], spatial_sort: Some(sp), n: 20, ..Default::default() });
+    }
+    reqs.iter()
+        .map(|req| {
+            let r = db.recall(req).unwrap();
+            r.hits.iter().map(|h| (h.memory.id, h.score.to_bits(), h.distance.map(f64::to_bits))).collect()
         })
         .collect()
+}
+
+fn snapshot_rows(p: &Path) -> Vec<String> {
+    let c = rusqlite::Connection::open(p).unwrap();
+    let mut st = c.prepare("SELECT name FROM index_snapshots ORDER BY name").unwrap();
+    let rows = st.query_map([], |r| r.get(0)).unwrap();
+    rows.map(|r| r.unwrap()).collect()
 }
 
 fn snapshot(p: &Path) -> Option<(i64, String, usize)> {
@@ -71,7 +106,7 @@ fn sql(p: &Path, statement: &str) {
 }
 
 /// What a handle that builds its index from the rows alone recalls.
-fn rebuilt(p: &Path) -> Vec<Vec<(i64, u64)>> {
+fn rebuilt(p: &Path) -> Vec<Vec<(i64, u64, Option<u64>)>> {
     let copy = p.with_extension("rebuilt.db");
     let _ = std::fs::remove_file(&copy);
     rusqlite::Connection::open(p).unwrap().execute("VACUUM INTO ?1", [copy.to_str().unwrap()]).unwrap();
@@ -100,6 +135,10 @@ fn reopened_file_recalls_what_a_rebuilt_index_recalls() {
     assert_eq!(rev, max_rev(&p), "the snapshot is of the last rev");
     assert!(format.starts_with(&format!("robotmem {} text index", VERSION)), "{format}");
     assert!(bytes > 1000);
+    let rows = snapshot_rows(&p);
+    for want in [r#"column ["force"]"#, r#"column ["task","name"]"#, r#"column ["task","success"]"#, r#"coordinates ["spatial","p"]"#, "text"] {
+        assert!(rows.iter().any(|r| r == want), "{want} in {rows:?}");
+    }
 
     let db = open(&p);
     assert_eq!(recalls(&db), before, "loaded from the snapshot");
@@ -118,7 +157,7 @@ fn reopened_file_recalls_what_a_rebuilt_index_recalls() {
         drop(db);
     }
     // Another build's format is rebuilt, and replaced when the handle closes.
-    sql(&p, "UPDATE index_snapshots SET format = 'robotmem 0.0.1 text index, rules 0'");
+    sql(&p, "UPDATE index_snapshots SET format = 'robotmem 0.0.1'");
     let db = open(&p);
     assert_eq!(recalls(&db), before);
     db.close().unwrap();

@@ -228,14 +228,19 @@ impl Db {
         flushed.and(checkpointed)
     }
 
-    /// Saves the text index in the file if enough changed since the snapshot
-    /// stored (see `search::snapshot`), so the next open does not rebuild it.
+    /// Saves the in-process indexes (text index, filter columns, coordinates) in
+    /// the file where enough changed since the copy stored (see `search::snapshot`),
+    /// so the next open does not rebuild them.
     /// Best effort: a failure (disk full, `max_db_bytes`) only costs the next
     /// open the rebuild. Once per handle.
     fn save_snapshots(&self) {
         let in_memory = self.opts.location == crate::options::Location::InMemory;
         if !in_memory && !self.saved.swap(true, std::sync::atomic::Ordering::Relaxed) {
-            let _ = self.write(|tx| self.index.save(tx, SNAPSHOT_MIN_CHANGES));
+            let _ = self.write(|tx| {
+                self.index.save(tx, SNAPSHOT_MIN_CHANGES)?;
+                self.columns.save(tx, SNAPSHOT_MIN_CHANGES)?;
+                self.points.save(tx, SNAPSHOT_MIN_CHANGES)
+            });
         }
     }
 

@@ -26,7 +26,7 @@ use rusqlite::Connection;
 use serde_json::Value;
 
 use super::filter::{Conditions, ContextFilter, DotPath, View};
-use super::paths;
+use super::{paths, snapshot};
 use crate::error::Result;
 
 /// Dot paths held at once; asking for another drops the least recently used.
@@ -229,6 +229,98 @@ impl Column {
     }
 }
 
+/// The row of a column in `index_snapshots`.
+fn snapshot_name(path: &DotPath) -> String {
+    format!("column {}", serde_json::to_string(path).unwrap_or_default())
+}
+
+/// Bump the number with any change to what a column holds for a context.
+fn snapshot_format() -> String {
+    format!("robotmem {} column 1", crate::VERSION)
+}
+
+const MAGIC: &[u8; 4] = b"RMCO";
+
+impl Column {
+    /// The live cells: collection names, strings, other values (JSON), then
+    /// (id, collection, kind, value) per memory, ids ascending.
+    fn encode(&self, names: &[&str]) -> Vec<u8> {
+        use snapshot::put;
+        let mut out = MAGIC.to_vec();
+        put(&mut out, names.len() as u64);
+        names.iter().for_each(|n| snapshot::put_str(&mut out, n));
+        put(&mut out, self.strings.len() as u64);
+        self.strings.iter().for_each(|t| snapshot::put_str(&mut out, t));
+        put(&mut out, self.others.len() as u64);
+        self.others.iter().for_each(|v| snapshot::put_str(&mut out, &v.to_string()));
+        put(&mut out, (self.ids.len() - self.dead) as u64);
+        for i in (0..self.ids.len()).filter(|&i| self.cells[i] != Cell::Dead) {
+            put(&mut out, snapshot::zigzag(self.ids[i]));
+            put(&mut out, self.collections[i] as u64);
+            match &self.cells[i] {
+                Cell::Dead => unreachable!("dead cells are skipped"),
+                Cell::Num(x) => {
+                    out.push(1);
+                    out.extend_from_slice(&x.to_le_bytes());
+                }
+                Cell::Str(t) => {
+                    out.push(2);
+                    put(&mut out, *t as u64);
+                }
+                Cell::Bool(b) => out.extend_from_slice(&[3, *b as u8]),
+                Cell::Null => out.push(4),
+                Cell::Other(o) => {
+                    out.push(5);
+                    put(&mut out, *o as u64);
+                }
+            }
+        }
+        snapshot::seal(out)
+    }
+
+    /// A column from [`Column::encode`]'s bytes, collection names mapped by `intern`.
+    fn decode(bytes: &[u8], mut intern: impl FnMut(&str) -> u32) -> std::result::Result<Column, snapshot::Damaged> {
+        use snapshot::Damaged;
+        let mut r = snapshot::open(bytes, MAGIC)?;
+        let n = r.count()?;
+        let colls: Vec<u32> = (0..n).map(|_| r.str().map(&mut intern)).collect::<std::result::Result<_, _>>()?;
+        let mut c = Column::new();
+        for s in 0..r.count()? as u32 {
+            let t: Box<str> = r.str()?.into();
+            if c.string_ids.insert(t.clone(), s).is_some() {
+                return Err(Damaged);
+            }
+            c.strings.push(t);
+        }
+        for _ in 0..r.count()? {
+            c.others.push(serde_json::from_str(r.str()?).map_err(|_| Damaged)?);
+        }
+        for _ in 0..r.count()? {
+            let id = snapshot::unzigzag(r.int()?);
+            if c.ids.last().is_some_and(|&last| last >= id) {
+                return Err(Damaged); // ids strictly ascending
+            }
+            let coll = colls[r.below(colls.len() as u64)? as usize];
+            let cell = match r.below(6)? {
+                1 => Cell::Num(r.f64()?),
+                2 => Cell::Str(r.below(c.strings.len() as u64)? as u32),
+                3 => Cell::Bool(r.below(2)? == 1),
+                4 => Cell::Null,
+                5 => Cell::Other(r.below(c.others.len() as u64)? as u32),
+                _ => return Err(Damaged),
+            };
+            c.ids.push(id);
+            c.collections.push(coll);
+            c.cells.push(cell);
+        }
+        if !r.done() {
+            return Err(Damaged);
+        }
+        c.reindex();
+        Ok(c)
+    }
+}
+
 #[derive(Default)]
 struct Inner {
     /// Shared with the recalls' checkers; a sync while one holds a column copies it.
@@ -258,6 +350,19 @@ impl ColumnIndex {
         let mut inner = self.inner.write();
         // Room first (never by dropping a wanted column), then what each needs.
         paths::make_room(&mut inner.columns, wanted, MAX_COLUMNS, |c| c.used.load(Ordering::Relaxed));
+        for &path in wanted {
+            if inner.columns.contains_key(path) {
+                continue;
+            }
+            // The copy the last handle stored, if any: then only the newer rows.
+            if let Some((rev, data)) = snapshot::load_named(conn, &snapshot_name(path), &snapshot_format(), head)? {
+                let inner = &mut *inner;
+                if let Ok(mut column) = Column::decode(&data, |name| paths::intern(&mut inner.collections, name)) {
+                    column.rev = rev;
+                    inner.columns.insert(path.clone(), Arc::new(column));
+                }
+            }
+        }
         let todo = stale(&inner);
         let mut changed: Vec<Vec<(i64, Option<(u32, Value)>)>> = vec![Vec::new(); todo.len()];
         let collections = &mut inner.collections;
@@ -268,6 +373,19 @@ impl ColumnIndex {
             let column = Arc::make_mut(inner.columns.entry((*path).clone()).or_insert_with(|| Arc::new(Column::new())));
             column.apply(changed);
             column.rev = head;
+        }
+        Ok(())
+    }
+
+    /// Stores each column in the database (`conn` in a write transaction) whose
+    /// stored copy is missing or `min_changes` revs behind (see `search::snapshot`).
+    pub fn save(&self, conn: &Connection, min_changes: i64) -> Result<()> {
+        let inner = self.inner.read();
+        let names = paths::names(&inner.collections);
+        for (path, column) in &inner.columns {
+            snapshot::save_named(conn, &snapshot_name(path), &snapshot_format(), column.rev, min_changes, || {
+                column.encode(&names)
+            })?;
         }
         Ok(())
     }
@@ -356,6 +474,37 @@ impl Checker {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn snapshot_round_trip_and_damage() {
+        let mut c = Column::new();
+        let value = |id: i64| match id % 5 {
+            0 => Value::from(id as f64 / 7.0),
+            1 => Value::from(format!("s{}", id % 9)),
+            2 => Value::Bool(id % 2 == 0),
+            3 => Value::Null,
+            _ => serde_json::json!([id, {"k": "v"}]),
+        };
+        c.apply((1..=400i64).map(|id| (id, Some(((id % 3) as u32, value(id))))).collect());
+        c.apply(vec![(5, None), (6, None)]);
+        let names = ["a", "b", "c"];
+        let bytes = c.encode(&names);
+        let d = Column::decode(&bytes, |n| names.iter().position(|&x| x == n).unwrap() as u32).unwrap();
+        assert_eq!(d.encode(&names), bytes);
+        for id in (1..=400i64).filter(|id| ![5, 6].contains(id)) {
+            let (i, j) = (c.slot(id).unwrap(), d.slot(id).unwrap());
+            assert_eq!(format!("{:?}", (c.view(&c.cells[i]), c.collections[i])), format!("{:?}", (d.view(&d.cells[j]), d.collections[j])));
+        }
+        assert_eq!(d.slot(5), None);
+        for cut in (0..bytes.len()).step_by(7) {
+            assert!(Column::decode(&bytes[..cut], |_| 0).is_err());
+        }
+        for at in (0..bytes.len()).step_by(3) {
+            let mut b = bytes.clone();
+            b[at] ^= 0x10;
+            assert!(Column::decode(&b, |_| 0).is_err(), "byte {at}");
+        }
+    }
 
     #[test]
     fn apply_keeps_ids_sorted_and_compacts() {

@@ -82,3 +82,12 @@ pub fn intern(collections: &mut HashMap<String, u32>, name: &str) -> u32 {
     collections.insert(name.to_string(), next);
     next
 }
+
+/// Collection names by number (the inverse of [`intern`]).
+pub fn names(collections: &HashMap<String, u32>) -> Vec<&str> {
+    let mut names = vec![""; collections.len()];
+    for (name, &c) in collections {
+        names[c as usize] = name;
+    }
+    names
+}

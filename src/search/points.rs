@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use super::filter::DotPath;
 use super::grid::Grid;
-use super::paths;
+use super::{paths, snapshot};
 use crate::error::Result;
 
 /// A memory changed since the last sync: its collection and coordinates, if any.
@@ -148,8 +148,21 @@ impl PointIndex {
             return Ok(());
         }
         let mut inner = self.inner.write();
-        let Some(from) = paths::sync_from(inner.fields.get(path).map(|f| f.rev), head) else { return Ok(()) };
+        if paths::sync_from(inner.fields.get(path).map(|f| f.rev), head).is_none() {
+            return Ok(());
+        }
         paths::make_room(&mut inner.fields, &[path], MAX_FIELDS, |f| f.used.load(Ordering::Relaxed));
+        if !inner.fields.contains_key(path) {
+            // The copy the last handle stored, if any: then only the newer rows.
+            if let Some((rev, data)) = snapshot::load_named(conn, &snapshot_name(path), &snapshot_format(), head)? {
+                let inner = &mut *inner;
+                if let Ok(mut field) = Field::decode(&data, |name| paths::intern(&mut inner.collections, name)) {
+                    field.rev = rev;
+                    inner.fields.insert(path.clone(), field);
+                }
+            }
+        }
+        let from = paths::sync_from(inner.fields.get(path).map(|f| f.rev), head).unwrap_or(head);
         let mut changed: Vec<Change> = Vec::new();
         let collections = &mut inner.collections;
         paths::changed(conn, &[(path, from)], head, |_, id, value| {
@@ -168,6 +181,19 @@ impl PointIndex {
         }
         field.refresh_grid();
         field.rev = head;
+        Ok(())
+    }
+
+    /// Stores each field in the database (`conn` in a write transaction) whose
+    /// stored copy is missing or `min_changes` revs behind (see `search::snapshot`).
+    pub fn save(&self, conn: &Connection, min_changes: i64) -> Result<()> {
+        let inner = self.inner.read();
+        let names = paths::names(&inner.collections);
+        for (path, field) in &inner.fields {
+            snapshot::save_named(conn, &snapshot_name(path), &snapshot_format(), field.rev, min_changes, || {
+                field.encode(&names)
+            })?;
+        }
         Ok(())
     }
 
@@ -264,6 +290,57 @@ impl Field {
     }
 }
 
+/// The row of a field in `index_snapshots`.
+fn snapshot_name(path: &DotPath) -> String {
+    format!("coordinates {}", serde_json::to_string(path).unwrap_or_default())
+}
+
+/// Bump the number with any change to what a field holds for a context.
+fn snapshot_format() -> String {
+    format!("robotmem {} coordinates 1", crate::VERSION)
+}
+
+const MAGIC: &[u8; 4] = b"RMPT";
+
+impl Field {
+    /// The live points: collection names, then (id, collection, numbers) each.
+    fn encode(&self, names: &[&str]) -> Vec<u8> {
+        let mut out = MAGIC.to_vec();
+        snapshot::put(&mut out, names.len() as u64);
+        names.iter().for_each(|n| snapshot::put_str(&mut out, n));
+        snapshot::put(&mut out, self.slot.len() as u64);
+        for i in (0..self.ids.len()).filter(|&i| self.ids[i] != 0) {
+            snapshot::put(&mut out, snapshot::zigzag(self.ids[i]));
+            snapshot::put(&mut out, self.collections[i] as u64);
+            let c = self.coords(i);
+            snapshot::put(&mut out, c.len() as u64);
+            c.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes()));
+        }
+        snapshot::seal(out)
+    }
+
+    /// A field from [`Field::encode`]'s bytes, collection names mapped by `intern`.
+    fn decode(bytes: &[u8], mut intern: impl FnMut(&str) -> u32) -> std::result::Result<Field, snapshot::Damaged> {
+        let mut r = snapshot::open(bytes, MAGIC)?;
+        let n = r.count()?;
+        let colls: Vec<u32> = (0..n).map(|_| r.str().map(&mut intern)).collect::<std::result::Result<_, _>>()?;
+        let mut f = Field::new();
+        for _ in 0..r.count()? {
+            let id = snapshot::unzigzag(r.int()?);
+            let c = colls[r.below(colls.len() as u64)? as usize];
+            let coords: Vec<f64> = (0..r.count()?).map(|_| r.f64()).collect::<std::result::Result<_, _>>()?;
+            if id == 0 || f.slot.contains_key(&id) {
+                return Err(snapshot::Damaged);
+            }
+            f.add(id, c, &coords);
+        }
+        if !r.done() {
+            return Err(snapshot::Damaged);
+        }
+        Ok(f)
+    }
+}
+
 /// Euclidean distance, computed as `SpatialSort` computes it (same order of
 /// operations), so the two agree exactly.
 fn distance(coords: &[f64], target: &[f64]) -> f64 {
@@ -292,6 +369,27 @@ mod tests {
             .collect();
         all.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)));
         all
+    }
+
+    #[test]
+    fn snapshot_round_trip_and_damage() {
+        let mut f = Field::new();
+        for id in 1..=300i64 {
+            f.add(id, (id % 2) as u32, &[id as f64 / 3.0, -(id as f64), 1e300]);
+        }
+        f.remove(17);
+        let bytes = f.encode(&["a", "b"]);
+        let g = Field::decode(&bytes, |n| if n == "a" { 0 } else { 1 }).unwrap();
+        assert_eq!(g.encode(&["a", "b"]), bytes);
+        assert_eq!(g.slot.len(), 299);
+        for cut in (0..bytes.len()).step_by(7) {
+            assert!(Field::decode(&bytes[..cut], |_| 0).is_err());
+        }
+        for at in (0..bytes.len()).step_by(3) {
+            let mut b = bytes.clone();
+            b[at] ^= 0x10;
+            assert!(Field::decode(&b, |_| 0).is_err(), "byte {at}");
+        }
     }
 
     #[test]

@@ -41,29 +41,46 @@ pub(super) fn format() -> String {
     format!("robotmem {} text index, rules {TEXT_RULES}", crate::VERSION)
 }
 
-/// The stored snapshot of this format, as an index synced to its `rev`, if it is
-/// not ahead of `head` (the newest `rev` of the caller's read transaction) and
-/// decodes. `None`: build from the rows.
+/// The stored text index snapshot of this format, as an index synced to its
+/// `rev`, if it is not ahead of `head` (the newest `rev` of the caller's read
+/// transaction) and decodes. `None`: build from the rows.
 pub(super) fn load(conn: &Connection, head: i64) -> Result<Option<Inner>> {
-    let row: Option<(i64, Vec<u8>)> = conn
-        .prepare_cached("SELECT rev, data FROM index_snapshots WHERE name = ?1 AND format = ?2")?
-        .query_row(params![NAME, format()], |r| Ok((r.get(0)?, r.get(1)?)))
-        .optional()?;
-    let Some((rev, data)) = row.filter(|(rev, _)| *rev <= head) else { return Ok(None) };
+    let Some((rev, data)) = load_named(conn, NAME, &format(), head)? else { return Ok(None) };
     Ok(Inner::decode(&data).ok().map(|mut inner| {
         inner.rev = Some(rev);
         inner
     }))
 }
 
-/// Writes the snapshot `encode` makes of an index synced to `rev`, unless the
-/// stored one is of this format and fewer than `min_changes` revs behind.
+/// Writes the text index snapshot `encode` makes of an index synced to `rev`,
+/// unless the stored one is of this format and fewer than `min_changes` revs behind.
 pub(super) fn save(conn: &Connection, rev: i64, min_changes: i64, encode: impl FnOnce() -> Vec<u8>) -> Result<bool> {
+    save_named(conn, NAME, &format(), rev, min_changes, encode)
+}
+
+/// The `(rev, bytes)` of snapshot `name` if it has `format` and is not ahead of `head`.
+pub(super) fn load_named(conn: &Connection, name: &str, format: &str, head: i64) -> Result<Option<(i64, Vec<u8>)>> {
+    let row: Option<(i64, Vec<u8>)> = conn
+        .prepare_cached("SELECT rev, data FROM index_snapshots WHERE name = ?1 AND format = ?2")?
+        .query_row(params![name, format], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?;
+    Ok(row.filter(|(rev, _)| *rev <= head))
+}
+
+/// Stores snapshot `name` (what `encode` makes at `rev`) unless the stored one has
+/// `format` and is fewer than `min_changes` revs behind. Returns whether it wrote.
+pub(super) fn save_named(
+    conn: &Connection,
+    name: &str,
+    format: &str,
+    rev: i64,
+    min_changes: i64,
+    encode: impl FnOnce() -> Vec<u8>,
+) -> Result<bool> {
     let stored: Option<(i64, String)> = conn
         .prepare_cached("SELECT rev, format FROM index_snapshots WHERE name = ?1")?
-        .query_row([NAME], |r| Ok((r.get(0)?, r.get(1)?)))
+        .query_row([name], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()?;
-    let format = format();
     if stored.is_some_and(|(r, f)| f == format && rev - r < min_changes.max(1)) {
         return Ok(false);
     }
@@ -71,7 +88,7 @@ pub(super) fn save(conn: &Connection, rev: i64, min_changes: i64, encode: impl F
         "INSERT INTO index_snapshots (name, rev, format, data) VALUES (?1, ?2, ?3, ?4)
          ON CONFLICT (name) DO UPDATE SET rev = excluded.rev, format = excluded.format, data = excluded.data",
     )?
-    .execute(params![NAME, rev, format, encode()])?;
+    .execute(params![name, rev, format, encode()])?;
     Ok(true)
 }
 
@@ -83,7 +100,7 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
 }
 
-fn put(out: &mut Vec<u8>, mut v: u64) {
+pub(super) fn put(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push(v as u8 | 0x80);
         v >>= 7;
@@ -91,26 +108,26 @@ fn put(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
-fn put_str(out: &mut Vec<u8>, s: &str) {
+pub(super) fn put_str(out: &mut Vec<u8>, s: &str) {
     put(out, s.len() as u64);
     out.extend_from_slice(s.as_bytes());
 }
 
-fn zigzag(v: i64) -> u64 {
+pub(super) fn zigzag(v: i64) -> u64 {
     ((v << 1) ^ (v >> 63)) as u64
 }
 
-fn unzigzag(v: u64) -> i64 {
+pub(super) fn unzigzag(v: u64) -> i64 {
     (v >> 1) as i64 ^ -((v & 1) as i64)
 }
 
-struct Reader<'a> {
+pub(super) struct Reader<'a> {
     b: &'a [u8],
     at: usize,
 }
 
 impl<'a> Reader<'a> {
-    fn int(&mut self) -> std::result::Result<u64, Damaged> {
+    pub(super) fn int(&mut self) -> std::result::Result<u64, Damaged> {
         let mut v = 0u64;
         for shift in (0..64).step_by(7) {
             let byte = *self.b.get(self.at).ok_or(Damaged)?;
@@ -124,7 +141,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A count of items that each take at least one byte: never more than the bytes left.
-    fn count(&mut self) -> std::result::Result<usize, Damaged> {
+    pub(super) fn count(&mut self) -> std::result::Result<usize, Damaged> {
         let n = self.int()?;
         if n > (self.b.len() - self.at) as u64 {
             return Err(Damaged);
@@ -132,7 +149,7 @@ impl<'a> Reader<'a> {
         Ok(n as usize)
     }
 
-    fn below(&mut self, limit: u64) -> std::result::Result<u64, Damaged> {
+    pub(super) fn below(&mut self, limit: u64) -> std::result::Result<u64, Damaged> {
         let v = self.int()?;
         if v >= limit {
             return Err(Damaged);
@@ -140,12 +157,41 @@ impl<'a> Reader<'a> {
         Ok(v)
     }
 
-    fn str(&mut self) -> std::result::Result<&'a str, Damaged> {
+    pub(super) fn str(&mut self) -> std::result::Result<&'a str, Damaged> {
         let n = self.count()?;
         let s = std::str::from_utf8(&self.b[self.at..self.at + n]).map_err(|_| Damaged)?;
         self.at += n;
         Ok(s)
     }
+}
+
+impl Reader<'_> {
+    pub(super) fn f64(&mut self) -> std::result::Result<f64, Damaged> {
+        let b = self.b.get(self.at..self.at + 8).ok_or(Damaged)?;
+        self.at += 8;
+        Ok(f64::from_le_bytes(b.try_into().map_err(|_| Damaged)?))
+    }
+
+    /// Whether every byte was read.
+    pub(super) fn done(&self) -> bool {
+        self.at == self.b.len()
+    }
+}
+
+/// Appends the checksum of `out` (which starts with its magic).
+pub(super) fn seal(mut out: Vec<u8>) -> Vec<u8> {
+    let sum = fnv1a(&out);
+    out.extend_from_slice(&sum.to_le_bytes());
+    out
+}
+
+/// A reader past the magic of a sealed snapshot, if the magic and checksum hold.
+pub(super) fn open<'a>(bytes: &'a [u8], magic: &[u8; 4]) -> std::result::Result<Reader<'a>, Damaged> {
+    let (body, sum) = bytes.split_at_checked(bytes.len().checked_sub(8).ok_or(Damaged)?).ok_or(Damaged)?;
+    if !body.starts_with(magic) || fnv1a(body).to_le_bytes() != sum {
+        return Err(Damaged);
+    }
+    Ok(Reader { b: body, at: magic.len() })
 }
 
 impl Inner {
@@ -180,18 +226,12 @@ impl Inner {
                 prev = t;
             }
         }
-        let sum = fnv1a(&out);
-        out.extend_from_slice(&sum.to_le_bytes());
-        out
+        seal(out)
     }
 
     /// The index a snapshot holds (its `rev` is the caller's to set).
     pub(super) fn decode(bytes: &[u8]) -> std::result::Result<Inner, Damaged> {
-        let (body, sum) = bytes.split_at_checked(bytes.len().checked_sub(8).ok_or(Damaged)?).ok_or(Damaged)?;
-        if !body.starts_with(MAGIC) || fnv1a(body).to_le_bytes() != sum {
-            return Err(Damaged);
-        }
-        let mut r = Reader { b: body, at: MAGIC.len() };
+        let mut r = open(bytes, MAGIC)?;
         let mut inner = Inner::default();
         let n_terms = r.count()?;
         for t in 0..n_terms as u32 {
@@ -246,7 +286,7 @@ impl Inner {
             inner.total_len += len as u64;
             inner.docs.push(Doc { id, collection, len, live: true, dedup_len, terms });
         }
-        if r.at != body.len() {
+        if !r.done() {
             return Err(Damaged);
         }
         Ok(inner)
