@@ -278,8 +278,7 @@ impl Inner {
             if inner.by_id.insert(id, d).is_some() {
                 return Err(Damaged);
             }
-            for &(t, tf) in &terms {
-                inner.post(t, d, tf, len);
+            for &(t, _) in &terms {
                 inner.df[t as usize] += 1;
             }
             inner.live += 1;
@@ -288,6 +287,17 @@ impl Inner {
         }
         if !r.done() {
             return Err(Damaged);
+        }
+        // Postings sized exactly (grown by doubling they would hold up to twice the memory).
+        for (list, &df) in inner.postings.iter_mut().zip(&inner.df) {
+            list.reserve_exact(df as usize);
+        }
+        for d in 0..inner.docs.len() {
+            let (len, terms) = (inner.docs[d].len, std::mem::take(&mut inner.docs[d].terms));
+            for &(t, tf) in &terms {
+                inner.post(t, d as u32, tf, len);
+            }
+            inner.docs[d].terms = terms;
         }
         Ok(inner)
     }
