@@ -229,16 +229,8 @@ impl Column {
     }
 }
 
-/// The row of a column in `index_snapshots`.
-fn snapshot_name(path: &DotPath) -> String {
-    format!("column {}", serde_json::to_string(path).unwrap_or_default())
-}
-
-/// Bump the number with any change to what a column holds for a context.
-fn snapshot_format() -> String {
-    format!("robotmem {} column 1", crate::VERSION)
-}
-
+/// The snapshots of columns: rows `column <path>` of `index_snapshots`.
+const KIND: &str = "column";
 const MAGIC: &[u8; 4] = b"RMCO";
 
 impl Column {
@@ -246,9 +238,7 @@ impl Column {
     /// (id, collection, kind, value) per memory, ids ascending.
     fn encode(&self, names: &[&str]) -> Vec<u8> {
         use snapshot::put;
-        let mut out = MAGIC.to_vec();
-        put(&mut out, names.len() as u64);
-        names.iter().for_each(|n| snapshot::put_str(&mut out, n));
+        let mut out = snapshot::begin(MAGIC, names);
         put(&mut out, self.strings.len() as u64);
         self.strings.iter().for_each(|t| snapshot::put_str(&mut out, t));
         put(&mut out, self.others.len() as u64);
@@ -279,11 +269,10 @@ impl Column {
     }
 
     /// A column from [`Column::encode`]'s bytes, collection names mapped by `intern`.
-    fn decode(bytes: &[u8], mut intern: impl FnMut(&str) -> u32) -> std::result::Result<Column, snapshot::Damaged> {
+    fn decode(bytes: &[u8], intern: impl FnMut(&str) -> u32) -> std::result::Result<Column, snapshot::Damaged> {
         use snapshot::Damaged;
         let mut r = snapshot::open(bytes, MAGIC)?;
-        let n = r.count()?;
-        let colls: Vec<u32> = (0..n).map(|_| r.str().map(&mut intern)).collect::<std::result::Result<_, _>>()?;
+        let colls = r.names(intern)?;
         let mut c = Column::new();
         for s in 0..r.count()? as u32 {
             let t: Box<str> = r.str()?.into();
@@ -355,12 +344,11 @@ impl ColumnIndex {
                 continue;
             }
             // The copy the last handle stored, if any: then only the newer rows.
-            if let Some((rev, data)) = snapshot::load_named(conn, &snapshot_name(path), &snapshot_format(), head)? {
-                let inner = &mut *inner;
-                if let Ok(mut column) = Column::decode(&data, |name| paths::intern(&mut inner.collections, name)) {
-                    column.rev = rev;
-                    inner.columns.insert(path.clone(), Arc::new(column));
-                }
+            let inner = &mut *inner;
+            let decode = |data: &[u8]| Column::decode(data, |name| paths::intern(&mut inner.collections, name));
+            if let Some((rev, mut column)) = snapshot::load_path(conn, KIND, path, head, decode)? {
+                column.rev = rev;
+                inner.columns.insert(path.clone(), Arc::new(column));
             }
         }
         let todo = stale(&inner);
@@ -383,9 +371,7 @@ impl ColumnIndex {
         let inner = self.inner.read();
         let names = paths::names(&inner.collections);
         for (path, column) in &inner.columns {
-            snapshot::save_named(conn, &snapshot_name(path), &snapshot_format(), column.rev, min_changes, || {
-                column.encode(&names)
-            })?;
+            snapshot::save_path(conn, KIND, path, column.rev, min_changes, || column.encode(&names))?;
         }
         Ok(())
     }

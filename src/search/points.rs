@@ -154,12 +154,11 @@ impl PointIndex {
         paths::make_room(&mut inner.fields, &[path], MAX_FIELDS, |f| f.used.load(Ordering::Relaxed));
         if !inner.fields.contains_key(path) {
             // The copy the last handle stored, if any: then only the newer rows.
-            if let Some((rev, data)) = snapshot::load_named(conn, &snapshot_name(path), &snapshot_format(), head)? {
-                let inner = &mut *inner;
-                if let Ok(mut field) = Field::decode(&data, |name| paths::intern(&mut inner.collections, name)) {
-                    field.rev = rev;
-                    inner.fields.insert(path.clone(), field);
-                }
+            let inner = &mut *inner;
+            let decode = |data: &[u8]| Field::decode(data, |name| paths::intern(&mut inner.collections, name));
+            if let Some((rev, mut field)) = snapshot::load_path(conn, KIND, path, head, decode)? {
+                field.rev = rev;
+                inner.fields.insert(path.clone(), field);
             }
         }
         let from = paths::sync_from(inner.fields.get(path).map(|f| f.rev), head).unwrap_or(head);
@@ -190,9 +189,7 @@ impl PointIndex {
         let inner = self.inner.read();
         let names = paths::names(&inner.collections);
         for (path, field) in &inner.fields {
-            snapshot::save_named(conn, &snapshot_name(path), &snapshot_format(), field.rev, min_changes, || {
-                field.encode(&names)
-            })?;
+            snapshot::save_path(conn, KIND, path, field.rev, min_changes, || field.encode(&names))?;
         }
         Ok(())
     }
@@ -290,24 +287,14 @@ impl Field {
     }
 }
 
-/// The row of a field in `index_snapshots`.
-fn snapshot_name(path: &DotPath) -> String {
-    format!("coordinates {}", serde_json::to_string(path).unwrap_or_default())
-}
-
-/// Bump the number with any change to what a field holds for a context.
-fn snapshot_format() -> String {
-    format!("robotmem {} coordinates 1", crate::VERSION)
-}
-
+/// The snapshots of fields: rows `coordinates <path>` of `index_snapshots`.
+const KIND: &str = "coordinates";
 const MAGIC: &[u8; 4] = b"RMPT";
 
 impl Field {
     /// The live points: collection names, then (id, collection, numbers) each.
     fn encode(&self, names: &[&str]) -> Vec<u8> {
-        let mut out = MAGIC.to_vec();
-        snapshot::put(&mut out, names.len() as u64);
-        names.iter().for_each(|n| snapshot::put_str(&mut out, n));
+        let mut out = snapshot::begin(MAGIC, names);
         snapshot::put(&mut out, self.slot.len() as u64);
         for i in (0..self.ids.len()).filter(|&i| self.ids[i] != 0) {
             snapshot::put(&mut out, snapshot::zigzag(self.ids[i]));
@@ -320,10 +307,9 @@ impl Field {
     }
 
     /// A field from [`Field::encode`]'s bytes, collection names mapped by `intern`.
-    fn decode(bytes: &[u8], mut intern: impl FnMut(&str) -> u32) -> std::result::Result<Field, snapshot::Damaged> {
+    fn decode(bytes: &[u8], intern: impl FnMut(&str) -> u32) -> std::result::Result<Field, snapshot::Damaged> {
         let mut r = snapshot::open(bytes, MAGIC)?;
-        let n = r.count()?;
-        let colls: Vec<u32> = (0..n).map(|_| r.str().map(&mut intern)).collect::<std::result::Result<_, _>>()?;
+        let colls = r.names(intern)?;
         let mut f = Field::new();
         for _ in 0..r.count()? {
             let id = snapshot::unzigzag(r.int()?);

@@ -23,6 +23,7 @@ use std::collections::HashMap;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
+use super::filter::DotPath;
 use super::index::{Doc, Inner};
 use crate::error::Result;
 
@@ -90,6 +91,51 @@ pub(super) fn save_named(
     )?
     .execute(params![name, rev, format, encode()])?;
     Ok(true)
+}
+
+/// Bump with any change to what a per-path index (filter columns, coordinates)
+/// holds for a context.
+const PATH_RULES: u32 = 1;
+
+/// Name and format of the snapshot of the per-path index `kind` ("column",
+/// "coordinates") at `path`.
+fn path_key(kind: &str, path: &DotPath) -> (String, String) {
+    let name = format!("{kind} {}", serde_json::to_string(path).unwrap_or_default());
+    (name, format!("robotmem {} {kind}, rules {PATH_RULES}", crate::VERSION))
+}
+
+/// The stored snapshot of `kind` at `path` as `decode` makes it, with its `rev`,
+/// if it is not ahead of `head` and decodes.
+pub(super) fn load_path<T>(
+    conn: &Connection,
+    kind: &str,
+    path: &DotPath,
+    head: i64,
+    decode: impl FnOnce(&[u8]) -> std::result::Result<T, Damaged>,
+) -> Result<Option<(i64, T)>> {
+    let (name, format) = path_key(kind, path);
+    Ok(load_named(conn, &name, &format, head)?.and_then(|(rev, data)| Some((rev, decode(&data).ok()?))))
+}
+
+/// [`save_named`] for the per-path index `kind` at `path`.
+pub(super) fn save_path(
+    conn: &Connection,
+    kind: &str,
+    path: &DotPath,
+    rev: i64,
+    min_changes: i64,
+    encode: impl FnOnce() -> Vec<u8>,
+) -> Result<bool> {
+    let (name, format) = path_key(kind, path);
+    save_named(conn, &name, &format, rev, min_changes, encode)
+}
+
+/// Starts a snapshot: its magic, then the collection names by number.
+pub(super) fn begin(magic: &[u8; 4], names: &[&str]) -> Vec<u8> {
+    let mut out = magic.to_vec();
+    put(&mut out, names.len() as u64);
+    names.iter().for_each(|n| put_str(&mut out, n));
+    out
 }
 
 /// Why a snapshot was not loaded (it is then rebuilt, never trusted in part).
@@ -170,6 +216,11 @@ impl Reader<'_> {
         let b = self.b.get(self.at..self.at + 8).ok_or(Damaged)?;
         self.at += 8;
         Ok(f64::from_le_bytes(b.try_into().map_err(|_| Damaged)?))
+    }
+
+    /// The collection names [`begin`] wrote, as numbers from `intern`.
+    pub(super) fn names(&mut self, mut intern: impl FnMut(&str) -> u32) -> std::result::Result<Vec<u32>, Damaged> {
+        (0..self.count()?).map(|_| self.str().map(&mut intern)).collect()
     }
 
     /// Whether every byte was read.
