@@ -146,7 +146,8 @@ impl Db {
                 "text index",
                 self.index.len() as i64 == active,
                 format!("{} of {active} active memories indexed", self.index.len()),
-                "reopen the file (the index is rebuilt from the memories table at open); if it persists, report a bug",
+                "delete the stored copies of the indexes (sqlite3 FILE 'DELETE FROM index_snapshots') and reopen \
+                 the file: the index is then rebuilt from the memories table; if it persists, report a bug",
             ));
             if self.sync_vectors(c)? {
                 let stored: i64 = c.query_row("SELECT count(*) FROM memories WHERE embedded = 1", [], |r| r.get(0))?;
