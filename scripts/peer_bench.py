@@ -10,6 +10,8 @@
   peer_bench.py table RESULTS.jsonl [--ops OPS.jsonl --ranked RUST PY]
       The side-by-side table: medians over rounds, ratio Python / robotmem, and the
       overlap of the two systems' results (round 1). Standard library only.
+  peer_bench.py compact RESULTS.jsonl... [--labels 10k 100k ...]
+      One short table over several runs' results (peer-bench.sh --save), side by side.
 
 Field mapping (our request -> RobotMemory): insight -> learn(insight), context (a JSON
 string) -> learn(context=<the same string>); query -> recall(query), n -> n,
@@ -272,13 +274,19 @@ def merged_runs(path: str) -> dict:
                 if r.get(k):
                     cur[k] = r[k]
             cur["peak_rss_kb"] = max(cur["peak_rss_kb"], r["peak_rss_kb"])
+            # Growth above the replayer's own start (interpreter, modules, the parsed operation file).
+            cur["rss_growth_kb"] = max(cur.get("rss_growth_kb", 0), r["peak_rss_kb"] - r["rss_start_kb"])
             if r.get("learn"):
                 cur["db_bytes"] = r["db_bytes"]
                 cur["stored"] = r["learn"]["stored"]
+            elif not cur["db_bytes"]:
+                cur["db_bytes"] = r["db_bytes"]
             cur.setdefault("sqlite", r["sqlite"])
             cur["reused"] = cur["reused"] or rec.get("reused", False)
     out = {s: [] for s in SYSTEMS}
     for (s, _), v in sorted(by.items(), key=lambda x: x[0][1]):
+        if not v["learn"]:  # a recall-only process on a copy: its memory is not that of a whole run
+            v["peak_rss_kb"] = v["rss_growth_kb"] = None
         out.setdefault(s, []).append(v)
     return out
 
@@ -353,6 +361,7 @@ def table(a) -> None:
                     (f"recall {k} fewer than n", "n", lambda r, k=k: r["recall"][k]["short"])]
         metrics.append((f"recall {k} gold in top n", "", lambda r, k=k: r["recall"][k].get("hit_rate")))
     metrics += [("peak RSS", "MiB", lambda r: r["peak_rss_kb"] / 1024),
+                ("peak RSS above the replayer's start", "MiB", lambda r: r["rss_growth_kb"] / 1024),
                 ("database file", "MiB", lambda r: r["db_bytes"] / 1048576)]
     print(f"| metric (median over rounds) | robotmem | Python 0.1.3 | Python / robotmem |")
     print("|---|---:|---:|---:|")
@@ -403,6 +412,47 @@ def table(a) -> None:
     print(json.dumps({"bench": "peer-table", "rounds": {s: len(r) for s, r in runs.items()}, "metrics": out}))
 
 
+def compact(a) -> None:
+    """One short table over several result files (e.g. 10k and 100k), as in docs/BENCHMARKS-peer.md."""
+    runs = [merged_runs(p) for p in a.results]
+    kinds = [k for k in ("plain", "filter", "spatial", "question")
+             if any(k in (r.get("recall") or {}) for rr in runs for r in rr.get("robotmem", []))]
+    m = [("learn p50 (ms)", lambda r: r["learn"]["p50_ms"]), ("learn p95 (ms)", lambda r: r["learn"]["p95_ms"]),
+         ("learn p99 (ms)", lambda r: r["learn"]["p99_ms"]), ("learn, whole phase (s)", lambda r: r["learn"]["wall_s"]),
+         ("stored", lambda r: r["stored"])]
+    for k in kinds:
+        m += [(f"recall {k} p50 (ms)", lambda r, k=k: r["recall"][k]["p50_ms"]),
+              (f"recall {k} p95 (ms)", lambda r, k=k: r["recall"][k]["p95_ms"])]
+        if k == "question":
+            m += [("gold sentence in top 10", lambda r, k=k: r["recall"][k]["hit_rate"]),
+                  ("avg hits (n = 10)", lambda r, k=k: r["recall"][k]["avg_hits"])]
+        else:
+            m += [(f"recall {k}: avg hits (n = 5)", lambda r, k=k: r["recall"][k]["avg_hits"]),
+                  (f"recall {k}: fewer than 5 hits", lambda r, k=k: r["recall"][k]["short"])]
+    m += [("peak RSS (MiB)", lambda r: r["peak_rss_kb"] / 1024),
+          ("peak RSS above the replayer's start (MiB)", lambda r: r["rss_growth_kb"] / 1024),
+          ("database file (MiB)", lambda r: r["db_bytes"] / 1048576)]
+    labels = a.labels or [str(i + 1) for i in range(len(runs))]
+    print("| metric |" + "".join(f" robotmem {x} | Python {x} | ratio |" for x in labels))
+    print("|---|" + "---:|---:|---:|" * len(runs))
+    for name, get in m:
+        row = f"| {name} |"
+        for rr in runs:
+            (x, _), (y, ny) = med(rr["robotmem"], get), med(rr["robotmem-py"], get)
+            n = len(rr["robotmem-py"])
+            unit = "MiB" if "MiB" in name else ("n" if name == "stored" or "fewer" in name else "ms")
+            note = f" ({ny} round{'s' * (ny > 1)})" if 0 < ny < n else ""
+            share = name.startswith(("gold", "avg")) or "avg hits" in name
+            ratio = "-" if share or unit == "n" or x in (None, 0) or y is None else f"{y / x:.1f}"
+            cell = (lambda v: "-" if v is None else f"{v:.3f}") if share else (lambda v: fmt(v, unit))
+            row += f" {cell(x)} | {cell(y)}{note} | {ratio} |"
+        print(row)
+    for label, rr in zip(labels, runs):
+        for s, v in rr.items():
+            print(f"{label} {s}: cores kept busy by other processes, per round {[r.get('others') for r in v]}; "
+                  f"duplicates {[(r.get('learn') or {}).get('duplicates') for r in v if r.get('learn')]}")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -415,8 +465,11 @@ def main() -> None:
     t.add_argument("results")
     t.add_argument("--ops")
     t.add_argument("--ranked", nargs=2, metavar=("RUST", "PY"))
+    c = sub.add_parser("compact")
+    c.add_argument("results", nargs="+")
+    c.add_argument("--labels", nargs="+")
     a = p.parse_args()
-    replay(a) if a.cmd == "replay" else table(a)
+    {"replay": replay, "table": table, "compact": compact}[a.cmd](a)
 
 
 if __name__ == "__main__":
