@@ -24,7 +24,6 @@
 #[allow(dead_code)]
 #[path = "workload/corpus.rs"]
 mod corpus;
-#[allow(dead_code)]
 #[path = "../tests/devsets/load.rs"]
 mod load;
 #[path = "peer/replay.rs"]
