@@ -19,12 +19,13 @@ trap cleanup EXIT
 step() { printf '\n=== %s\n' "$*"; }
 fail() { echo "$_rm_script_name: $*" >&2; exit 1; }
 
-# pinned_venv REQUIREMENTS NAME IMPORT: a venv of Debian's /usr/bin/python3 holding
-# the hash-pinned wheels of REQUIREMENTS (installed --no-deps --require-hashes),
-# under ~/.cache/robotmem/NAME-<hash of REQUIREMENTS>, made again only when that
-# file changes; checked by importing IMPORT. Sets `venv` to its directory.
+# pinned_venv REQUIREMENTS NAME IMPORT [PIP ARGS...]: a venv of Debian's /usr/bin/python3
+# holding the hash-pinned wheels of REQUIREMENTS (installed --no-deps --require-hashes,
+# plus PIP ARGS), under ~/.cache/robotmem/NAME-<hash of REQUIREMENTS>, made again only
+# when that file changes; checked by importing IMPORT. Sets `venv` to its directory.
 pinned_venv() {
   local req=$1 name=$2 module=$3 key
+  shift 3
   key=$(sha256sum "$req" | cut -c1-16)
   venv=${XDG_CACHE_HOME:-$HOME/.cache}/robotmem/$name-$key
   if [ "$(cat "$venv/.robotmem-ready" 2>/dev/null)" != "$key" ]; then
@@ -32,7 +33,7 @@ pinned_venv() {
     rm -rf "$venv"
     mkdir -p "$(dirname "$venv")"
     /usr/bin/python3 -m venv "$venv"
-    "$venv/bin/pip" install -q --disable-pip-version-check --no-input --no-deps --require-hashes -r "$req"
+    "$venv/bin/pip" install -q --disable-pip-version-check --no-input --no-deps --require-hashes "$@" -r "$req"
     "$venv/bin/python" -c "import $module" || fail "venv $venv is incomplete"
     echo "$key" > "$venv/.robotmem-ready"
   fi
