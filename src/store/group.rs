@@ -21,7 +21,7 @@
 
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
@@ -61,17 +61,22 @@ struct Slot {
     /// has run and every pointer to it is gone (see [`Store::write`]).
     job: *mut Job<'static>,
     outcome: Option<Outcome>,
-    /// Set (under the queue's lock) once `outcome` is final.
-    done: bool,
+}
+
+/// How a waiting writer learns its job is done, or that it leads; beside its
+/// slot, so the leader's `&mut Slot` never overlaps what the owner reads.
+struct Waiter {
+    /// Set (under the queue's lock) once the slot's `outcome` is final.
+    done: AtomicBool,
     /// Wakes the owner: its job is done, or it is at the front of the line.
     wake: Condvar,
 }
 
 #[derive(Clone, Copy, PartialEq)]
-struct SlotPtr(*mut Slot);
+struct SlotPtr(*mut Slot, *const Waiter);
 // SAFETY: a slot's job and outcome are only touched by the leader running its
 // group; its owner reads them after seeing `done`, which the leader sets under
-// the queue's lock after the last touch.
+// the queue's lock after the last touch. The waiter is only read through `&`.
 unsafe impl Send for SlotPtr {}
 
 /// Writers in line (the group being run first), and what groups have done so far.
@@ -96,16 +101,17 @@ impl Store {
         let job: *mut Job<'_> = &mut run;
         // SAFETY: only the lifetime is erased; see `Slot::job`.
         let job: *mut Job<'static> = unsafe { std::mem::transmute(job) };
-        let mut slot = Slot { job, outcome: None, done: false, wake: Condvar::new() };
+        let mut slot = Slot { job, outcome: None };
+        let waiter = Waiter { done: AtomicBool::new(false), wake: Condvar::new() };
         // The slot is reached only through this pointer (see `SlotPtr`).
-        let slot = SlotPtr(&mut slot);
+        let me = SlotPtr(&mut slot, &waiter);
+        let done = || waiter.done.load(Ordering::Relaxed); // read and written under the queue's lock
         let mut line = self.queue.waiting.lock();
-        line.push_back(slot);
-        // SAFETY (the `done` reads): under the queue's lock, as it is written.
-        while !unsafe { (*slot.0).done } && line.front() != Some(&slot) {
-            unsafe { (*slot.0).wake.wait(&mut line) };
+        line.push_back(me);
+        while !done() && line.front() != Some(&me) {
+            waiter.wake.wait(&mut line);
         }
-        if !unsafe { (*slot.0).done } {
+        if !done() {
             // The front of the line leads: every writer queued once it holds the
             // connection joins its group (they stay in line until it is done).
             drop(line);
@@ -116,21 +122,22 @@ impl Store {
             let mut line = self.queue.waiting.lock();
             for s in &group {
                 line.pop_front();
-                // SAFETY: the slots are alive: their owners wait for `done`, and
-                // read it under this lock, after the notification.
-                unsafe {
-                    (*s.0).done = true;
-                    (*s.0).wake.notify_one();
-                }
+                // SAFETY: the waiters are alive: their owners wait for `done`, and
+                // read it under this lock, after this.
+                let w = unsafe { &*s.1 };
+                w.done.store(true, Ordering::Relaxed);
+                w.wake.notify_one();
             }
             if let Some(next) = line.front() {
-                // SAFETY: a slot in line is alive (its owner waits in the loop above).
-                unsafe { (*next.0).wake.notify_one() };
+                // SAFETY: a waiter in line is alive (its owner waits in the loop above).
+                unsafe { &*next.1 }.wake.notify_one();
             }
+        } else {
+            drop(line);
         }
-        // SAFETY: `done` was seen or set: no other thread has a pointer to the slot
-        // or the job any more.
-        let outcome = unsafe { (*slot.0).outcome.take() };
+        // `done` was seen or set under the lock: no other thread has a pointer to
+        // the slot or the job any more.
+        let outcome = slot.outcome.take();
         match outcome {
             Some(Ok(Ok(()))) => Ok(value.take().expect("a job that succeeded set its value")),
             Some(Ok(Err(e))) => Err(e),
