@@ -1,16 +1,17 @@
 //! In-process BM25 index of the active memories, one per open handle.
 //!
 //! FTS5 scores every match of a query before it returns the first row, which at
-//! 10k memories and a few common words costs milliseconds. This index scores the
-//! postings of the query's words into a dense accumulator instead (tens of µs).
+//! 10k memories and a few common words costs milliseconds. This index ranks from
+//! in-memory postings, pruned to the best few ([`super::ranking`]).
 //!
 //! The SQLite file stays the source of truth. Every write that changes what is
 //! searchable (insert, content update, forget, supersede) stamps the row with the
 //! next `rev` (an indexed, monotonically increasing column, assigned inside the
 //! write transaction, so it is ordered across processes). Before ranking, a
 //! reader compares `max(rev)` with the index's and applies the newer rows — its
-//! own writes and other processes' alike. The first sync builds the whole index
-//! (`rm_open_options.preload` does it during open).
+//! own writes and other processes' alike. The first sync loads the copy stored
+//! in the file when the last handle closed ([`super::snapshot`]) or, without
+//! one, builds the whole index (`rm_open_options.preload` does it during open).
 //!
 //! Words are those of [`crate::text`] (lowercased, Chinese segmented by jieba),
 //! English words stemmed with Snowball English, so "grasping" finds "grasp".
