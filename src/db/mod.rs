@@ -104,12 +104,12 @@ pub struct Db {
     embed_note: String,
     /// See [`Db::committed_rev`]; set when a write transaction begins.
     base_rev: std::sync::atomic::AtomicI64,
-    /// The index snapshot was saved (or tried) by `close` or drop.
+    /// The index snapshots were saved (or tried) by `close` or drop.
     saved: std::sync::atomic::AtomicBool,
 }
 
-/// Rows changed since the stored text index snapshot that make closing a handle
-/// store a new one: fewer cost the next open less than writing it (a few µs per
+/// Rows changed since an index's stored snapshot that make closing a handle
+/// store a new one: fewer cost the next handle less than writing it (a few µs per
 /// row against ~1 µs per memory).
 const SNAPSHOT_MIN_CHANGES: i64 = 256;
 
