@@ -44,6 +44,8 @@ pub struct Ranking<'a> {
     index: Option<&'a TextIndex>,
     collection: &'a str,
     words: &'a [String],
+    /// The query's terms and idf, from `new`, for the first batch.
+    terms: Option<Vec<(u32, f32)>>,
     admit: Option<Admit<'a>>,
     ceiling: f64,
     items: Sorted,
@@ -65,8 +67,20 @@ impl<'a> Ranking<'a> {
         words: &'a [String],
         admit: Option<Admit<'a>>,
     ) -> Self {
-        let ceiling = inner.query_terms(words).map(|(_, idf)| inner.ceiling_of(idf)).sum();
-        Ranking { index: Some(index), collection, words, admit, ceiling, items: Sorted::default(), batch: 0, complete: false, emitted: Vec::new() }
+        let terms: Vec<(u32, f32)> = inner.query_terms(words).collect();
+        let ceiling = terms.iter().map(|&(_, idf)| inner.ceiling_of(idf)).sum();
+        Ranking {
+            index: Some(index),
+            collection,
+            words,
+            terms: Some(terms),
+            admit,
+            ceiling,
+            items: Sorted::default(),
+            batch: 0,
+            complete: false,
+            emitted: Vec::new(),
+        }
     }
 
     /// A ranking without matches.
@@ -75,6 +89,7 @@ impl<'a> Ranking<'a> {
             index: None,
             collection: "",
             words: &[],
+            terms: None,
             admit: None,
             ceiling: 0.0,
             items: Sorted::default(),
@@ -102,7 +117,9 @@ impl<'a> Ranking<'a> {
             self.complete = true;
             return;
         };
-        let terms: Vec<(u32, f32)> = inner.query_terms(self.words).collect();
+        // The first batch ranks with the terms `new` looked up (words are stemmed once);
+        // later ones look them up again, as the index may have changed meanwhile.
+        let terms = self.terms.take().unwrap_or_else(|| inner.query_terms(self.words).collect());
         let skip: HashSet<i64> = if self.batch == 0 { HashSet::new() } else { self.emitted.iter().copied().collect() };
         let admit = self.admit.as_deref();
         let keep = |id: i64| !skip.contains(&id) && admit.is_none_or(|a| a(id));
