@@ -317,15 +317,21 @@ fn the_default_directory_is_made_private_again() {
 
 #[test]
 fn a_version_2_database_is_migrated_with_its_memories() {
-    // (to version 3, then 4: the index snapshots table)
+    // (to version 3, then 4: the index snapshots table, then 5: the fleet replication log)
     let dir = temp();
     let path = dir.path().join("m.db");
     let id = learn(&open(&path), "the spare gripper is in the left drawer").memory_id;
     {
-        // Back to what schema 2 had: the FTS5 table and the per-column indexes, no snapshots.
+        // Back to what schema 2 had: the FTS5 table and the per-column indexes, no
+        // snapshots, no global ids, no replication log.
         let c = rusqlite::Connection::open(&path).unwrap();
         c.execute_batch(
-            "DROP TABLE index_snapshots;
+            "DROP TRIGGER sync_learned; DROP TRIGGER sync_changed; DROP TRIGGER sync_session_ended;
+             DROP TABLE sync_outbox; DROP TABLE sync_remote; DROP TABLE sync_marks;
+             DROP INDEX idx_mem_global;
+             ALTER TABLE memories DROP COLUMN global_id; ALTER TABLE memories DROP COLUMN origin;
+             ALTER TABLE memories DROP COLUMN writer; ALTER TABLE memories DROP COLUMN version;
+             DROP TABLE index_snapshots;
              DROP INDEX idx_mem_active;
              CREATE INDEX idx_mem_collection ON memories(collection);
              CREATE INDEX idx_mem_status ON memories(status);
@@ -340,7 +346,15 @@ fn a_version_2_database_is_migrated_with_its_memories() {
     assert_eq!(db.recall(&RecallRequest { query: "spare gripper", ..Default::default() }).unwrap().hits.len(), 1);
     let c = rusqlite::Connection::open(&path).unwrap();
     let v: i32 = c.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
-    assert_eq!(v, 4);
+    assert_eq!(v, 5);
+    // The memory got a global id: a UUIDv7 whose time is its creation's (same minute).
+    let (gid, created): (String, String) =
+        c.query_row("SELECT global_id, created_at FROM memories WHERE id = ?1", [id], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+    let u = uuid::Uuid::parse_str(&gid).unwrap();
+    assert_eq!(u.get_version_num(), 7, "{gid}");
+    let (secs, _) = u.get_timestamp().unwrap().to_unix();
+    let created = chrono::DateTime::parse_from_rfc3339(&created).unwrap().timestamp() as u64;
+    assert!(secs.abs_diff(created) <= 1, "{gid} vs {created}");
     let snapshots: i64 = c.query_row("SELECT count(*) FROM sqlite_schema WHERE name = 'index_snapshots'", [], |r| r.get(0)).unwrap();
     assert_eq!(snapshots, 1);
     let left: i64 = c

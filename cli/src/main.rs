@@ -1,8 +1,9 @@
 //! `robotmem`: the command-line way into a robot's memory file.
 //!
 //! One module per surface: [`cli`] (subcommands over the library's API) and
-//! [`web`] (the web console and its REST API, `robotmem web`) and [`mcp`] (a
-//! Model Context Protocol server over stdio for agents, `robotmem mcp`). The
+//! [`web`] (the web console and its REST API, `robotmem web`), [`mcp`] (a
+//! Model Context Protocol server over stdio for agents, `robotmem mcp`) and
+//! [`sync`] (the fleet: `robotmem sync` with a PostgreSQL hub, `robotmem hub`). The
 //! library does the work; this crate parses arguments, opens the handle and
 //! prints — human text by default, the library's JSON renderings with `--json`.
 //!
@@ -15,6 +16,7 @@
 
 mod cli;
 mod mcp;
+mod sync;
 mod web;
 
 use std::process::ExitCode;

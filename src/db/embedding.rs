@@ -193,7 +193,7 @@ impl Db {
             self.sync_for_dedup(tx, &drafts)?;
             drafts
                 .iter()
-                .map(|d| self.store_draft_in(tx, d, &|tx, d, v| self.find_fact_duplicate(tx, d, v)))
+                .map(|d| self.store_draft_in(tx, d, &|tx, d, v| self.find_fact_duplicate(tx, d, v, None)))
                 .collect::<Result<Vec<_>>>()
         })?;
         Ok(drafts.into_iter().zip(stored).map(|(d, s)| learn_outcome(d, s)).collect())

@@ -4,6 +4,8 @@
 
 mod browse;
 mod embedding;
+mod fleet;
+mod fleet_apply;
 mod sessions;
 pub mod transfer;
 mod touches;
@@ -11,7 +13,7 @@ mod touches;
 mod tests;
 
 use parking_lot::Mutex;
-use rusqlite::{params, Connection};
+use rusqlite::Connection;
 
 use crate::classify;
 use crate::dedup::{self, Terms};
@@ -76,6 +78,7 @@ impl<'a> Draft<'a> {
             is_real: self.is_real,
             terms: &self.terms,
             now,
+            remote: None,
         }
     }
 }
@@ -322,24 +325,25 @@ impl Db {
         d.vector = self.embed_passages(&[insight]).pop().flatten();
         let stored = self.write(|tx| {
             self.sync_for_dedup(tx, std::slice::from_ref(&d))?;
-            self.store_draft_in(tx, &d, &|tx, d, v| self.find_fact_duplicate(tx, d, v))
+            self.store_draft_in(tx, &d, &|tx, d, v| self.find_fact_duplicate(tx, d, v, None))
         })?;
         Ok(learn_outcome(d, stored))
     }
 
-    /// Dedup of a new fact: exact → near-duplicate words → cosine (when `vec_ok`).
-    fn find_fact_duplicate(&self, tx: &Connection, d: &Draft, vec_ok: bool) -> Result<Option<Duplicate>> {
-        if let Some(x) = dedup::exact(tx, d.collection, &d.hash, None)? {
+    /// Dedup of a new fact (or a fact's new text, other than memory `exclude`):
+    /// exact → near-duplicate words → cosine (when `vec_ok`).
+    fn find_fact_duplicate(&self, tx: &Connection, d: &Draft, vec_ok: bool, exclude: Option<i64>) -> Result<Option<Duplicate>> {
+        if let Some(x) = dedup::exact(tx, d.collection, &d.hash, exclude)? {
             return Ok(Some(x));
         }
-        if let Some(x) = dedup::near(tx, &self.index, d.collection, &d.terms, None)? {
+        if let Some(x) = dedup::near(tx, &self.index, d.collection, &d.terms, exclude)? {
             return Ok(Some(x));
         }
         match (d.vector.as_ref().and_then(Embedding::vector), vec_ok) {
             (Some(v), true) => {
                 let model = self.embedder.as_ref().expect("vectors are ready").stamp();
                 let near = search::vindex::Nearest { index: &self.vindex, model, collection: d.collection };
-                dedup::cosine(tx, &near, v, &d.terms, self.opts.cosine_dedup, None)
+                dedup::cosine(tx, &near, v, &d.terms, self.opts.cosine_dedup, exclude)
             }
             _ => Ok(None),
         }
@@ -480,14 +484,7 @@ impl Db {
                 Err(e) if e.status == Status::Corrupt && memory::is_active(tx, id)? => String::new(),
                 Err(e) => return Err(e),
             };
-            let now = now();
-            tx.prepare_cached(&format!(
-                "UPDATE memories SET status = 'invalidated', invalidated_reason = ?2, invalidated_at = ?3,
-                    updated_at = ?3, rev = {} WHERE id = ?1",
-                memory::NEXT_REV
-            ))?
-            .execute(params![id, reason, now])?;
-            memory::unindex(tx, id)?;
+            memory::invalidate(tx, id, reason, &now(), None)?;
             Ok(ForgetOutcome { memory_id: id, content, reason: reason.to_string() })
         })
     }
@@ -531,34 +528,20 @@ impl Db {
             }
             let now = now();
             let terms = Terms::of(content);
-            tx.prepare_cached(&format!(
-                "UPDATE memories SET content = ?2, human_summary = ?3, category = ?4, confidence = ?5,
-                    decay_base = ?5, content_hash = ?6, context = ?7, is_real = ?8, term_count = ?9,
-                    scope_files = ?10, scope_entities = ?11, scope_modules = ?12, updated_at = ?13,
-                    terms = ?14, numbers_sig = ?15, rev = {},
-                    decay_next_at = CASE WHEN ?16 THEN NULL ELSE coalesce(decay_next_at, {}) END
-                 WHERE id = ?1",
-                memory::NEXT_REV,
-                memory::one_day_after("?13")
-            ))?
-            .execute(params![
-                id,
+            let ctx_json = serde_json::to_string(&ctx)?;
+            let rewrite = memory::Rewrite {
                 content,
-                text::summarize(content),
-                cls.category,
-                cls.confidence,
-                hash,
-                serde_json::to_string(&ctx)?,
-                search::is_real_world(&ctx),
-                terms.count(),
-                serde_json::to_string(&cls.scope.files)?,
-                serde_json::to_string(&cls.scope.entities)?,
-                serde_json::to_string(&cls.scope.modules)?,
-                now,
-                terms.stored(),
-                terms.signature(),
-                classify::is_protected(cls.category),
-            ])?;
+                category: cls.category,
+                confidence: cls.confidence,
+                content_hash: &hash,
+                context: &ctx_json,
+                is_real: search::is_real_world(&ctx),
+                scope: &cls.scope,
+                terms: &terms,
+                now: &now,
+                remote: None,
+            };
+            memory::rewrite(tx, id, &rewrite)?;
             memory::unindex(tx, id)?; // the old text's vector
             memory::set_auto_tags(tx, id, &cls.tags)?;
             if self.vectors_ready(tx)? {

@@ -26,6 +26,20 @@ pub struct NewMemory<'a> {
     pub is_real: bool,
     pub terms: &'a crate::dedup::Terms,
     pub now: &'a str,
+    /// A memory received from the fleet: its identity and version. `None` for a
+    /// local memory (a trigger gives it a global id and logs it for sync).
+    pub remote: Option<&'a Replica>,
+}
+
+/// A memory's identity and version in the fleet (see `fleet`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Replica {
+    pub global_id: String,
+    /// The robot that created it (`""`: this file's robot).
+    pub origin: String,
+    /// The robot of this version (`""`: this file's robot).
+    pub writer: String,
+    pub version: i64,
 }
 
 pub fn insert(conn: &Connection, m: &NewMemory) -> Result<i64> {
@@ -37,9 +51,11 @@ pub fn insert(conn: &Connection, m: &NewMemory) -> Result<i64> {
         "INSERT INTO memories (session_id, collection, type, content, human_summary, context,
             perception_type, perception_data, perception_metadata, category, confidence,
             decay_rate, content_hash, created_at, updated_at, scope_files, scope_entities,
-            scope_modules, is_real, term_count, terms, numbers_sig, decay_base, rev, decay_next_at)
+            scope_modules, is_real, term_count, terms, numbers_sig, decay_base, rev, decay_next_at,
+            global_id, origin, writer, version)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?14, ?15, ?16, ?17,
-            ?18, ?19, ?20, ?21, ?11, {NEXT_REV}, CASE WHEN ?22 THEN NULL ELSE {} END)",
+            ?18, ?19, ?20, ?21, ?11, {NEXT_REV}, CASE WHEN ?22 THEN NULL ELSE {} END,
+            ?23, coalesce(?24, ''), coalesce(?25, ''), coalesce(?26, 1))",
         one_day_after("?14")
     ))?
     .execute(params![
@@ -65,8 +81,77 @@ pub fn insert(conn: &Connection, m: &NewMemory) -> Result<i64> {
         m.terms.stored(),
         m.terms.signature(),
         crate::classify::is_protected(m.category),
+        m.remote.map(|r| &r.global_id),
+        m.remote.map(|r| &r.origin),
+        m.remote.map(|r| &r.writer),
+        m.remote.map(|r| r.version),
     ])?;
     Ok(conn.last_insert_rowid())
+}
+
+/// A memory's new text and what is derived from it (see [`rewrite`]).
+pub struct Rewrite<'a> {
+    pub content: &'a str,
+    pub category: &'a str,
+    pub confidence: f64,
+    pub content_hash: &'a str,
+    /// The stored context JSON.
+    pub context: &'a str,
+    pub is_real: bool,
+    pub scope: &'a crate::classify::Scope,
+    pub terms: &'a crate::dedup::Terms,
+    pub now: &'a str,
+    /// The fleet version applied (`None`: a local change; the trigger counts it).
+    pub remote: Option<&'a Replica>,
+}
+
+/// Replaces the text of memory `id` with everything derived from it: summary,
+/// hash, words, scope, category, confidence (and the decay anchor). The caller
+/// refreshes its tags and vector.
+pub fn rewrite(conn: &Connection, id: i64, w: &Rewrite) -> Result<()> {
+    conn.prepare_cached(&format!(
+        "UPDATE memories SET content = ?2, human_summary = ?3, category = ?4, confidence = ?5,
+            decay_base = ?5, content_hash = ?6, context = ?7, is_real = ?8, term_count = ?9,
+            scope_files = ?10, scope_entities = ?11, scope_modules = ?12, updated_at = ?13,
+            terms = ?14, numbers_sig = ?15, rev = {NEXT_REV},
+            decay_next_at = CASE WHEN ?16 THEN NULL ELSE coalesce(decay_next_at, {}) END,
+            writer = coalesce(?17, writer), version = coalesce(?18, version)
+         WHERE id = ?1",
+        one_day_after("?13")
+    ))?
+    .execute(params![
+        id,
+        w.content,
+        text::summarize(w.content),
+        w.category,
+        w.confidence,
+        w.content_hash,
+        w.context,
+        w.is_real,
+        w.terms.count(),
+        serde_json::to_string(&w.scope.files)?,
+        serde_json::to_string(&w.scope.entities)?,
+        serde_json::to_string(&w.scope.modules)?,
+        w.now,
+        w.terms.stored(),
+        w.terms.signature(),
+        crate::classify::is_protected(w.category),
+        w.remote.map(|r| &r.writer),
+        w.remote.map(|r| r.version),
+    ])?;
+    Ok(())
+}
+
+/// Soft-deletes memory `id` (forget): out of every search, kept for audit.
+/// `remote`: the fleet version that forgot it (`None`: a local forget).
+pub fn invalidate(conn: &Connection, id: i64, reason: &str, now: &str, remote: Option<&Replica>) -> Result<()> {
+    conn.prepare_cached(&format!(
+        "UPDATE memories SET status = 'invalidated', invalidated_reason = ?2, invalidated_at = ?3,
+            updated_at = ?3, rev = {NEXT_REV}, writer = coalesce(?4, writer), version = coalesce(?5, version)
+         WHERE id = ?1"
+    ))?
+    .execute(params![id, reason, now, remote.map(|r| &r.writer), remote.map(|r| r.version)])?;
+    unindex(conn, id)
 }
 
 /// SQL expression of "one day after the time in parameter `?N`", ISO 8601 UTC.

@@ -7,7 +7,7 @@
 //! `rev` for the in-process search index (indexed), a decay anchor and the
 //! indexed time of each memory's next decay step, and a key/value `robotmem_meta` table.
 //! Version 2 adds the `embedded` flag, version 3 drops what nothing reads (see
-//! [`V3`]), version 4 adds `index_snapshots` ([`V4`]). A database with a newer version than [`SCHEMA_VERSION`] is refused,
+//! [`V3`]), version 4 adds `index_snapshots` ([`V4`]), version 5 the fleet replication log ([`V5`]). A database with a newer version than [`SCHEMA_VERSION`] is refused,
 //! never touched.
 
 use rusqlite::Connection;
@@ -15,13 +15,13 @@ use rusqlite::Connection;
 use crate::error::{Error, Result, Status};
 
 /// Schema version written by this build.
-pub const SCHEMA_VERSION: i32 = 4;
+pub const SCHEMA_VERSION: i32 = 5;
 
 /// `PRAGMA application_id` of robotmem databases ("RMEM").
 pub const APPLICATION_ID: i32 = 0x524D_454D;
 
 /// Migrations: entry `i` upgrades version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
+const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
 
 const V1: &str = r#"
 CREATE TABLE memories (
@@ -159,6 +159,92 @@ CREATE TABLE index_snapshots (
     data   BLOB NOT NULL
 );
 "#;
+
+/// A UUIDv7 (RFC 9562) as SQL: 48 bits of Unix milliseconds (the SQL expression
+/// given), version 7, 74 random bits, in SQLite's own functions so every writer
+/// (robotmem, an import, a hand-made INSERT) gets one.
+macro_rules! uuid7_sql {
+    ($ms:literal) => {
+        concat!(
+            "(SELECT substr(t, 1, 8) || '-' || substr(t, 9, 4) || '-7' || substr(h, 1, 3) || '-' ||
+                 substr('89ab', 1 + (abs(random()) % 4), 1) || substr(h, 4, 3) || '-' || substr(h, 7, 12)
+              FROM (SELECT printf('%012x', CAST(",
+            $ms,
+            " AS INTEGER)) AS t, lower(hex(randomblob(9))) AS h))"
+        )
+    };
+}
+
+/// Version 5 is the fleet replication log (see `fleet`):
+/// - each memory gets a global id (UUIDv7, from its creation time for existing
+///   rows), its origin robot and the robot of its latest version (`''`: this file's
+///   own robot, whatever id it syncs under), and a version counter;
+/// - `sync_outbox` lists, in commit order, the memories and sessions a local
+///   change touched; triggers append to it in the writing transaction, only once
+///   the file was claimed by `robotmem sync` (a robot id in `robotmem_meta`), so a
+///   file that never syncs does not grow a log;
+/// - `sync_remote` maps every memory received from the fleet (its global id) to the
+///   local memory holding it (one memory can hold the same fact from several
+///   robots), with the version applied, or a tombstone;
+/// - `sync_marks`: per robot, the last of its change numbers received.
+///
+/// A local change is told from an applied one by its version: the engine's own
+/// writes never set `version` or `writer`, the fleet's apply always does.
+const V5: &str = concat!(
+    r#"
+ALTER TABLE memories ADD COLUMN global_id TEXT;
+ALTER TABLE memories ADD COLUMN origin TEXT NOT NULL DEFAULT '';
+ALTER TABLE memories ADD COLUMN writer TEXT NOT NULL DEFAULT '';
+ALTER TABLE memories ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
+UPDATE memories SET global_id = "#,
+    uuid7_sql!("coalesce(unixepoch(created_at, 'subsec'), unixepoch('subsec')) * 1000"),
+    r#";
+CREATE UNIQUE INDEX idx_mem_global ON memories(global_id);
+
+CREATE TABLE sync_outbox (
+    seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+    memory_id   INTEGER,
+    session_id  TEXT
+);
+CREATE TABLE sync_remote (
+    global_id  TEXT PRIMARY KEY,
+    memory_id  INTEGER,
+    origin     TEXT NOT NULL,
+    writer     TEXT NOT NULL,
+    version    INTEGER NOT NULL,
+    deleted    INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+CREATE INDEX idx_sync_remote_memory ON sync_remote(memory_id) WHERE memory_id IS NOT NULL;
+CREATE TABLE sync_marks (
+    writer  TEXT PRIMARY KEY,
+    seq     INTEGER NOT NULL
+) WITHOUT ROWID;
+
+CREATE TRIGGER sync_learned AFTER INSERT ON memories WHEN new.global_id IS NULL
+BEGIN
+    UPDATE memories SET global_id = "#,
+    uuid7_sql!("coalesce(unixepoch(new.created_at, 'subsec'), unixepoch('subsec')) * 1000"),
+    r#" WHERE id = new.id;
+    INSERT INTO sync_outbox (memory_id)
+        SELECT new.id WHERE EXISTS (SELECT 1 FROM robotmem_meta WHERE key = 'sync.robot');
+END;
+CREATE TRIGGER sync_changed AFTER UPDATE OF content, context, category, status, superseded_by ON memories
+WHEN new.version = old.version AND new.writer IS old.writer
+    AND (new.content IS NOT old.content OR new.context IS NOT old.context OR new.category IS NOT old.category
+         OR new.status IS NOT old.status OR new.superseded_by IS NOT old.superseded_by)
+BEGIN
+    UPDATE memories SET version = old.version + 1, writer = '' WHERE id = new.id;
+    INSERT INTO sync_outbox (memory_id)
+        SELECT new.id WHERE EXISTS (SELECT 1 FROM robotmem_meta WHERE key = 'sync.robot');
+END;
+CREATE TRIGGER sync_session_ended AFTER UPDATE OF status ON sessions
+WHEN new.status = 'ended' AND old.status IS NOT 'ended'
+BEGIN
+    INSERT INTO sync_outbox (session_id)
+        SELECT new.external_id WHERE EXISTS (SELECT 1 FROM robotmem_meta WHERE key = 'sync.robot');
+END;
+"#
+);
 
 /// Brings the database at `conn` to [`SCHEMA_VERSION`]. Must run inside a write
 /// transaction (BEGIN IMMEDIATE) so concurrent openers serialise.

@@ -147,6 +147,13 @@ enum Command {
     Web(crate::web::WebArgs),
     /// Serve the memory to agents: an MCP server on stdin/stdout (tools learn, recall, ...).
     Mcp(crate::mcp::McpArgs),
+    /// Share memories with a fleet through a PostgreSQL hub: push, pull, every --every (docs/FLEET.md).
+    Sync(crate::sync::SyncArgs),
+    /// The fleet hub's owner: create/upgrade its schema, register robots.
+    Hub {
+        #[command(subcommand)]
+        action: crate::sync::HubAction,
+    },
     /// Embed memories that have no vector of the loaded model (all, or --limit).
     Reembed {
         /// At most this many memories (0: all).
@@ -190,6 +197,9 @@ fn open(a: &Args) -> Result<Db> {
 
 /// Runs one subcommand.
 pub fn run(a: Args) -> Result<()> {
+    if let Command::Hub { action } = &a.command {
+        return crate::sync::hub(action, a.json);
+    }
     let db = open(&a)?;
     let out = |v: Value, text: String| {
         if a.json {
@@ -202,6 +212,8 @@ pub fn run(a: Args) -> Result<()> {
         // The servers take the handle and keep it until they stop.
         Command::Web(w) => return crate::web::serve(db, w),
         Command::Mcp(m) => return crate::mcp::serve(db, m),
+        Command::Sync(s) => return crate::sync::sync(&db, s),
+        Command::Hub { .. } => unreachable!("handled before the database is opened"),
         Command::Learn { insight, on } => {
             let tags: Vec<&str> = on.tags.iter().map(String::as_str).collect();
             let o = db.learn(&LearnRequest {

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Fleet-sync tests against a real, private PostgreSQL 15 server (Debian's packages).
+#
+#   scripts/fleet-test.sh [TEST ARGS...]      cargo test -p robotmem-cli --test fleet
+#   scripts/fleet-test.sh --bench [ARGS...]   cargo bench -p robotmem-cli --bench fleet -- ARGS
+#
+# 1. Installs postgresql-15, postgresql-client-15, openssl and faketime if missing (apt).
+#    Without PostgreSQL 15 and no way to install it, prints SKIPPED and exits 0.
+# 2. Makes a throwaway CA and a server certificate for localhost / 127.0.0.1, and a
+#    cluster under $work/pg (superuser robotmem_admin, random password, scram-sha-256),
+#    listening on 127.0.0.1 at a free port only, TLS on (optional), plus a unix socket.
+#    As root, initdb and pg_ctl run as the Debian `postgres` user (runuser).
+# 3. Creates database `fleet`, writes $work/pgctl start|stop|kill|restart for the tests
+#    (kill = immediate stop, like a crash), exports ROBOTMEM_TEST_PG_* and runs the tests.
+# At exit the server is stopped; on failure the last 50 lines of its log are printed and
+# $work is kept.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/bootstrap.sh      # defines apt_install_missing PKG...
+source scripts/lib/common.sh fleet   # $work, step, fail, $jobs, EXIT trap `cleanup`
+
+bin=/usr/lib/postgresql/15/bin
+pgdir=$work/pg data=$work/pg/data log=$work/pg/server.log tls=$work/pg/tls
+
+# Stop the server before common.sh's cleanup runs; keep the exit code.
+on_exit() {
+  local rc=$? pid
+  set +e
+  if [ -f "$data/postmaster.pid" ]; then
+    "$work/pgctl" stop >/dev/null 2>&1 || "$work/pgctl" kill >/dev/null 2>&1
+    pid=$(head -n1 "$data/postmaster.pid" 2>/dev/null) && [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
+  fi
+  if [ "$rc" -ne 0 ] && [ -f "$log" ]; then
+    echo "--- last 50 lines of $log" >&2
+    tail -n 50 "$log" >&2
+  fi
+  _status() { return "$1"; }
+  _status "$rc"; cleanup
+}
+trap on_exit EXIT
+trap 'exit 130' INT; trap 'exit 143' TERM   # so on_exit sees a failure
+
+step "PostgreSQL 15 from Debian"
+reason=""
+apt_install_missing postgresql-15 postgresql-client-15 openssl 2>"$work/apt.err" \
+  || reason=$(tail -n1 "$work/apt.err")
+apt_install_missing faketime 2>/dev/null || echo "fleet: faketime not installed (optional)" >&2
+if [ ! -x "$bin/initdb" ]; then
+  msg="SKIPPED: fleet tests — PostgreSQL 15 is not installed and could not be installed (${reason:-no $bin/initdb after apt})"
+  echo "$msg"; echo "$msg" >&2
+  exit 0
+fi
+command -v openssl >/dev/null || fail "openssl is missing"
+
+# As root, the server programs run as `postgres`, which must reach $work (x only).
+as_pg=()
+if [ "$(id -u)" -eq 0 ]; then
+  id -u postgres >/dev/null 2>&1 || fail "running as root but there is no 'postgres' user"
+  as_pg=(runuser -u postgres --)
+  chmod o+x "$work"
+fi
+pg() { (cd / && "${as_pg[@]}" "$@"); }
+mkdir -p "$pgdir/sock" "$tls"
+
+step "TLS: throwaway CA and a server certificate for localhost"
+openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=robotmem fleet test CA" \
+  -keyout "$tls/ca.key" -out "$tls/ca.crt" 2>/dev/null
+openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" \
+  -keyout "$tls/server.key" -out "$tls/server.csr" 2>/dev/null
+printf '%s\n' "subjectAltName=DNS:localhost,IP:127.0.0.1" "basicConstraints=critical,CA:FALSE" \
+  "keyUsage=critical,digitalSignature,keyEncipherment" "extendedKeyUsage=serverAuth" > "$tls/server.ext"
+openssl x509 -req -in "$tls/server.csr" -CA "$tls/ca.crt" -CAkey "$tls/ca.key" -CAcreateserial \
+  -days 3650 -extfile "$tls/server.ext" -out "$tls/server.crt" 2>/dev/null
+chmod 0600 "$tls/server.key" "$tls/ca.key"
+chmod 0644 "$tls/ca.crt" "$tls/server.crt"
+
+step "cluster in $data"
+password=$(openssl rand -hex 16)
+echo "$password" > "$pgdir/pwfile"
+chmod 0600 "$pgdir/pwfile"
+if ((${#as_pg[@]})); then chown -R postgres: "$pgdir"; fi
+initdb=(-D "$data" -U robotmem_admin --auth=scram-sha-256 --pwfile="$pgdir/pwfile" -E UTF8 -N)
+pg "$bin/initdb" "${initdb[@]}" --locale=C.UTF-8 >"$pgdir/initdb.log" 2>&1 \
+  || { rm -rf "$data"; pg "$bin/initdb" "${initdb[@]}" --locale=C >"$pgdir/initdb.log" 2>&1; } \
+  || { cat "$pgdir/initdb.log" >&2; fail "initdb failed"; }
+port=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
+cat >> "$data/postgresql.conf" <<EOF
+
+# --- scripts/fleet-test.sh (throwaway test server)
+listen_addresses = '127.0.0.1'
+port = $port
+unix_socket_directories = '$pgdir/sock'
+max_connections = 100
+shared_buffers = 64MB
+password_encryption = 'scram-sha-256'
+ssl = on
+ssl_cert_file = '$tls/server.crt'
+ssl_key_file = '$tls/server.key'
+logging_collector = off
+fsync = off    # tests only: a killed server still keeps what the kernel has
+EOF
+printf '%s\n' "local all all scram-sha-256" "host all all 127.0.0.1/32 scram-sha-256" > "$data/pg_hba.conf"
+
+# The helper the tests call: pgctl start|stop|kill|restart (non-zero exit on failure).
+cat > "$work/pgctl" <<EOF
+#!/usr/bin/env bash
+# Controls the fleet-test PostgreSQL server. kill = immediate stop (like a crash).
+set -euo pipefail
+cd /
+pgc() { ${as_pg[*]} $bin/pg_ctl -D '$data' "\$@"; }
+case "\${1:-}" in
+  start)   pgc -w -l '$log' start ;;
+  stop)    pgc -w -m fast stop ;;
+  kill)    pgc -w -m immediate stop ;;
+  restart) pgc -w -m fast -l '$log' restart ;;
+  *) echo "usage: \$0 start|stop|kill|restart" >&2; exit 2 ;;
+esac
+EOF
+chmod 0755 "$work/pgctl"
+
+step "start server on 127.0.0.1:$port"
+"$work/pgctl" start
+PGPASSWORD=$password "$bin/psql" -X -q -v ON_ERROR_STOP=1 \
+  "host=127.0.0.1 port=$port user=robotmem_admin dbname=postgres sslmode=disable" \
+  -c "CREATE DATABASE fleet OWNER robotmem_admin" || fail "could not create database fleet"
+
+export ROBOTMEM_TEST_PG_URL="postgresql://robotmem_admin:$password@127.0.0.1:$port/fleet?sslmode=disable"
+export ROBOTMEM_TEST_PG_HOST=127.0.0.1 ROBOTMEM_TEST_PG_PORT=$port
+export ROBOTMEM_TEST_PG_ADMIN=robotmem_admin ROBOTMEM_TEST_PG_PASSWORD=$password
+export ROBOTMEM_TEST_PG_DB=fleet ROBOTMEM_TEST_PG_SOCKET_DIR=$pgdir/sock
+export ROBOTMEM_TEST_PG_CA=$tls/ca.crt ROBOTMEM_TEST_PGCTL=$work/pgctl
+export ROBOTMEM_REQUIRE_PG=1
+if command -v faketime >/dev/null; then ROBOTMEM_TEST_FAKETIME=$(command -v faketime); export ROBOTMEM_TEST_FAKETIME; fi
+
+# --- run
+if [ "${1:-}" = --bench ]; then
+  shift
+  step "cargo bench --bench fleet"
+  cargo bench --locked -p robotmem-cli --bench fleet -- "$@"
+else
+  step "cargo test --test fleet"
+  cargo test --locked -p robotmem-cli --test fleet -- --test-threads=1 --nocapture "$@"
+fi
+# --- end run
+step "fleet: OK in $((SECONDS - start)) s"
