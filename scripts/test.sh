@@ -41,6 +41,9 @@ bash scripts/browser-test.sh
 echo "== MCP server with the official Python and TypeScript SDKs as clients (scripts/mcp-clients-test.sh)"
 bash scripts/mcp-clients-test.sh
 
+echo "== Fleet sync against a real PostgreSQL 15 (scripts/fleet-test.sh: initdb + pg_ctl on 127.0.0.1, TLS, faults)"
+bash scripts/fleet-test.sh
+
 echo "== Retrieval quality on real text (../shared/data; tests/devsets.rs, ignored in debug builds: 11 min there, 2 in release)"
 ROBOTMEM_REQUIRE_DEVSETS=1 cargo test --release --locked --test devsets -- --nocapture
 echo "== The same with the English model (MiniLM, the option for English-only fleets; docs/QUALITY.md)"

@@ -20,7 +20,17 @@ use crate::error::{Error, Result, Status};
 pub fn hub_error(e: postgres::Error) -> Error {
     let message = match e.as_db_error() {
         Some(db) => format!("hub refused: {} ({})", db.message(), db.code().code()),
-        None => format!("hub unreachable or connection lost: {e}"),
+        None => {
+            // The driver's own text is short ("error performing TLS handshake"): the
+            // causes say which (certificate, refused, timed out).
+            let mut m = format!("hub unreachable or connection lost: {e}");
+            let mut cause = std::error::Error::source(&e);
+            while let Some(c) = cause {
+                m.push_str(&format!(": {c}"));
+                cause = c.source();
+            }
+            m
+        }
     };
     let status = match e.code().map(|c| c.code()) {
         Some("RM001") | Some("RM002") | Some("42501") => Status::InvalidState,

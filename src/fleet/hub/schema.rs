@@ -204,7 +204,7 @@ CREATE POLICY robots_read ON fleet.sessions FOR SELECT TO fleet_robot USING (tru
 
 REVOKE ALL ON ALL TABLES IN SCHEMA fleet FROM PUBLIC;
 GRANT SELECT, INSERT ON fleet.changes, fleet.sessions TO fleet_robot;
-GRANT SELECT ON fleet.memories TO fleet_robot;
+GRANT SELECT ON fleet.memories, fleet.schema_migrations TO fleet_robot;
 GRANT SELECT (robot_id, last_seq, registered_at, claimed_at, last_push_at) ON fleet.robots TO fleet_robot;
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA fleet FROM PUBLIC;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA fleet TO fleet_robot;

@@ -69,6 +69,7 @@ fn split_tls(s: &str) -> (String, Option<String>, Option<String>) {
         let Some((base, query)) = s.split_once('?') else { return (s.to_string(), None, None) };
         let kept: Vec<&str> = query
             .split('&')
+            .filter(|p| !p.is_empty())
             .filter(|p| match p.split_once('=') {
                 Some((k, v)) => !take(k, percent_decode(v)),
                 None => true,
