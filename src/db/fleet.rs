@@ -100,7 +100,7 @@ fn change_of(conn: &Connection, robot: &str, id: i64, seq: i64) -> Result<Option
 
 impl Db {
     /// Makes this file robot `robot_id`'s in the fleet. The first claim gives the
-    /// file a random instance id and queues every memory it already holds; later
+    /// file a random instance id and queues every memory and ended session it already holds; later
     /// claims by the same id return its identity; another id is refused (a file is
     /// one robot's memory).
     pub fn fleet_claim(&self, robot_id: &str) -> Result<Identity> {
@@ -119,6 +119,7 @@ impl Db {
                     set_meta(tx, META_INSTANCE, &uuid::Uuid::new_v4().to_string())?;
                     set_meta(tx, META_PUSHED, "0")?;
                     tx.execute("INSERT INTO sync_outbox (memory_id) SELECT id FROM memories WHERE origin = '' ORDER BY id", [])?;
+                    tx.execute("INSERT INTO sync_outbox (session_id) SELECT external_id FROM sessions WHERE status = 'ended' ORDER BY id", [])?;
                 }
             }
             identity(tx)?.ok_or_else(|| Error::internal("claim left no identity"))
