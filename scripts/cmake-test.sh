@@ -47,6 +47,14 @@ done
 readelf -d "$libdir/librobotmem.so.$version" | grep -q "SONAME.*\[$soname\]" || fail "SONAME is not $soname"
 if grep -rq "$work/staging" "$libdir/cmake" "$libdir/pkgconfig"; then fail "install files hold absolute paths"; fi
 echo "librobotmem.so -> $soname -> librobotmem.so.$version (SONAME $soname)"
+# The fleet client (feature `fleet`: PostgreSQL over OpenSSL) is the command's, never the C library's.
+if readelf -d "$libdir/librobotmem.so.$version" | grep -Eq "NEEDED.*(libssl|libcrypto|libpq)"; then
+  fail "librobotmem.so links a TLS or PostgreSQL library"
+fi
+if nm -C "$libdir/librobotmem.a" 2>/dev/null | grep -Eq " [TtDd] .*(tokio_postgres|postgres_protocol|native_tls)::"; then
+  fail "librobotmem.a holds the PostgreSQL client"
+fi
+echo "no PostgreSQL client and no TLS library in librobotmem (.so NEEDED, .a symbols)"
 
 step "consumer project (find_package) against the installed package"
 cmake -S tests/consumer -B "$work/consumer" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release
