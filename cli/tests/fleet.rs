@@ -148,7 +148,10 @@ fn three_robots_converge_through_a_hub_that_fails() {
 
     // The hub is down when the robots start: they learn and their sync processes wait.
     server.ctl("stop");
-    let mut syncs: Vec<Option<Sync>> = (0..3).map(|i| Some(Sync::start(&files[i], &robots[i], &args, log(i, 0)))).collect();
+    // Robot 3 connects for each sync; the others hold their connection.
+    let args3 = [&args[..], &["--connection", "per-sync"]].concat();
+    let args_of = |i: usize| if i == 2 { args3.clone() } else { args.to_vec() };
+    let mut syncs: Vec<Option<Sync>> = (0..3).map(|i| Some(Sync::start(&files[i], &robots[i], &args_of(i), log(i, 0)))).collect();
     for (i, db) in dbs.iter().enumerate() {
         for k in 0..20 {
             db.learn(&LearnRequest { insight: &fact(&robots[i].id, k), ..Default::default() }).unwrap();

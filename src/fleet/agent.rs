@@ -42,6 +42,9 @@ pub struct Settings {
     pub pull: PullFilter,
     /// Outbox entries per push transaction, and memories per pull.
     pub batch: usize,
+    /// Keep the hub connection between cycles (`false`: connect for each cycle,
+    /// so a hub serving a large fleet holds a connection only per syncing robot).
+    pub hold_connection: bool,
 }
 
 /// What one cycle did.
@@ -75,6 +78,8 @@ pub struct Agent<'a> {
     s: &'a Settings,
     identity: Identity,
     client: Option<Client>,
+    /// With a connection per cycle, "connected" is said once (and again after a failure).
+    quiet_connects: bool,
 }
 
 /// Errors that trying again will not cure: the loop stops on them.
@@ -86,7 +91,7 @@ impl<'a> Agent<'a> {
     /// Claims the file for the robot (refused if it is another robot's).
     pub fn new(db: &'a Db, s: &'a Settings) -> Result<Agent<'a>> {
         let identity = db.fleet_claim(&s.robot_id)?;
-        Ok(Agent { db, s, identity, client: None })
+        Ok(Agent { db, s, identity, client: None, quiet_connects: false })
     }
 
     pub fn identity(&self) -> &Identity {
@@ -153,7 +158,10 @@ impl<'a> Agent<'a> {
             cycle.repair = Some(repair);
         }
         self.identity = self.db.fleet_identity()?.ok_or_else(|| Error::internal("claimed file has no identity"))?;
-        log.info(&format!("connected to the hub {} as robot {}", self.s.hub.describe(), self.s.robot_id));
+        if self.s.hold_connection || !self.quiet_connects {
+            log.info(&format!("connected to the hub {} as robot {}", self.s.hub.describe(), self.s.robot_id));
+            self.quiet_connects = !self.s.hold_connection;
+        }
         self.client = Some(client);
         Ok(())
     }
@@ -165,6 +173,7 @@ impl<'a> Agent<'a> {
         let r = self.connect(log, &mut cycle).and_then(|()| self.push(&mut cycle)).and_then(|()| self.pull(&mut cycle));
         if r.is_err() {
             self.client = None;
+            self.quiet_connects = false;
         }
         r.map(|()| cycle)
     }
@@ -223,6 +232,9 @@ impl<'a> Agent<'a> {
                     }
                     if once {
                         return Ok(());
+                    }
+                    if !self.s.hold_connection {
+                        self.client = None;
                     }
                     backoff = Duration::from_secs(1);
                     self.s.every

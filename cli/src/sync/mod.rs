@@ -73,6 +73,16 @@ pub struct SyncArgs {
     /// One sync, then exit (non-zero when it failed).
     #[arg(long)]
     once: bool,
+    /// hold: keep the hub connection between syncs; per-sync: connect for each
+    /// (a hub of a large fleet then holds a connection per syncing robot only).
+    #[arg(long, value_enum, default_value_t = Connection::Hold)]
+    connection: Connection,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Connection {
+    Hold,
+    PerSync,
 }
 
 #[derive(Subcommand, Debug)]
@@ -156,6 +166,7 @@ pub fn sync(db: &Db, a: &SyncArgs) -> Result<()> {
         share: Share { categories: list(&a.share), collections: a.share_collection.as_deref().and_then(list) },
         pull: PullFilter { categories: list(&a.pull), collections: a.pull_collection.as_deref().and_then(list) },
         batch: a.batch as usize,
+        hold_connection: a.connection == Connection::Hold,
     };
     let mut agent = Agent::new(db, &settings)?;
     let stop = Arc::new(AtomicBool::new(false));

@@ -208,7 +208,8 @@ pub struct PullFilter {
 
 /// The next memories for robot `robot_id`: per writer other than itself, the
 /// memories whose current version that writer numbered above its mark, in change
-/// order, at most `limit`. `own_after`: also this robot's own changes after that
+/// order, at most `limit`. Only writers whose last push is above the mark are
+/// probed (an index range each), so an idle fleet costs a scan of `robots`. `own_after`: also this robot's own changes after that
 /// number (the repair of a restored file).
 pub fn pull(
     client: &mut Client,
@@ -234,7 +235,9 @@ pub fn pull(
                    AND ($4::text[] IS NULL OR m.category = ANY($4))
                    AND ($5::text[] IS NULL OR m.collection = ANY($5))
                  ORDER BY m.seq LIMIT $6) m
-             WHERE r.robot_id <> $1 OR $7 IS NOT NULL
+             WHERE (r.robot_id <> $1 OR $7 IS NOT NULL)
+               -- Only robots that pushed since: a memory's number never exceeds its writer's last_seq.
+               AND r.last_seq > CASE WHEN r.robot_id = $1 THEN $7 ELSE coalesce(w.mark, 0) END
              ORDER BY m.writer, m.seq
              LIMIT $6",
             &[&robot_id, &writers, &seqs, &filter.categories, &filter.collections, &limit, &own_after],
