@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fleet-sync tests against a real, private PostgreSQL 15 server (Debian's packages).
 #
-#   scripts/fleet-test.sh [TEST ARGS...]      cargo test -p robotmem-cli --test fleet
+#   scripts/fleet-test.sh [TEST ARGS...]      cargo test -p robotmem-cli --test fleet --test fleet_batches
 #   scripts/fleet-test.sh --bench [ARGS...]   cargo bench -p robotmem-cli --bench fleet -- ARGS
 #
 # 1. Installs postgresql-15, postgresql-client-15, openssl and faketime if missing (apt).
@@ -138,8 +138,8 @@ if [ "${1:-}" = --bench ]; then
   step "cargo bench --bench fleet"
   cargo bench --locked -p robotmem-cli --bench fleet -- "$@"
 else
-  step "cargo test --test fleet"
-  cargo test --locked -p robotmem-cli --test fleet -- --test-threads=1 --nocapture "$@"
+  step "cargo test --test fleet --test fleet_batches"
+  cargo test --locked -p robotmem-cli --test fleet --test fleet_batches -- --test-threads=1 --nocapture "$@"
 fi
 # --- end run
 step "fleet: OK in $((SECONDS - start)) s"
