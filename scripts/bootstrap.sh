@@ -21,6 +21,8 @@ pkgs=()
 for tool in cmake:cmake pkg-config:pkg-config cc:gcc c++:g++ make:make valgrind:valgrind strace:strace; do
     command -v "${tool%%:*}" >/dev/null 2>&1 || pkgs+=("${tool#*:}")
 done
+# The robotmem command's fleet client (cargo feature `fleet`) uses the system's OpenSSL.
+dpkg-query -W -f='${Status}' libssl-dev 2>/dev/null | grep -q 'install ok installed' || pkgs+=(libssl-dev)
 # scripts/fetch-model.sh needs Python 3 with pip and venv (Debian splits them out).
 command -v python3 >/dev/null 2>&1 || pkgs+=(python3)
 python3 -m pip --version >/dev/null 2>&1 || pkgs+=(python3-pip)

@@ -2,10 +2,13 @@
 //! global ids, versions, the outbox filled in the writing transaction by every
 //! meaningful change and by nothing else, claims, acknowledgements and repairs.
 
+#[path = "common/fleet_change.rs"]
+mod fleet_change;
 #[path = "common/scratch.rs"]
 mod scratch;
 use std::path::Path;
 
+use fleet_change::change;
 use robotmem::fleet::Change;
 use robotmem::*;
 
@@ -177,31 +180,6 @@ fn repairs_renumber_after_a_restore_and_requeue_when_the_hub_lost_changes() {
     let _ = b;
 }
 
-/// A change as the hub would send it.
-pub fn change(gid: &str, writer: &str, seq: i64, version: i64, content: &str) -> Change {
-    Change {
-        global_id: gid.into(),
-        origin: writer.into(),
-        writer: writer.into(),
-        version,
-        seq,
-        deleted: false,
-        status: "active".into(),
-        superseded_by: None,
-        collection: "default".into(),
-        kind: "fact".into(),
-        category: "gotcha".into(),
-        confidence: 0.9,
-        content: content.into(),
-        context: "{\"source\":\"learn\"}".into(),
-        tags: vec!["fleet".into()],
-        perception_type: None,
-        perception_data: None,
-        perception_metadata: None,
-        created_at: "2026-11-26T00:00:00.000Z".into(),
-    }
-}
-
 #[test]
 fn received_memories_are_not_echoed_and_own_ones_come_back_as_own() {
     let dir = scratch::Scratch::new("fleet-log");
@@ -210,7 +188,9 @@ fn received_memories_are_not_echoed_and_own_ones_come_back_as_own() {
     db.fleet_ack(db.fleet_outbox(10).unwrap().upto).unwrap();
     let g1 = "01890000-0000-7000-8000-000000000001";
     let g2 = "01890000-0000-7000-8000-000000000002";
-    let a = db.fleet_apply(&[change(g1, "other", 4, 1, "forklift horn is required at blind corners")]).unwrap();
+    let mut first = change(g1, "other", 4, 1, "forklift horn is required at blind corners");
+    first.tags = vec!["fleet".into()];
+    let a = db.fleet_apply(&[first]).unwrap();
     assert_eq!(a.inserted, 1);
     // Our own memory, lost by a restore, pulled back by the repair.
     let a = db.fleet_apply(&[change(g2, "me", 7, 3, "floor scrubber leaves the aisle wet for ten minutes")]).unwrap();

@@ -4,6 +4,8 @@
 //! writer id), a forget final, and each live fact held by exactly one active memory
 //! (the same fact from several robots is one memory with several sources).
 
+#[path = "common/fleet_change.rs"]
+mod fleet_change;
 #[path = "common/scratch.rs"]
 mod scratch;
 
@@ -59,27 +61,10 @@ fn changes(steps: &[Step]) -> Vec<Change> {
             let n = seq.entry(s.writer).or_default();
             *n += 1;
             let o = *origin.entry(s.gid).or_insert(s.writer);
-            Change {
-                global_id: gid(s.gid),
-                origin: WRITERS[o].into(),
-                writer: WRITERS[s.writer].into(),
-                version: s.version,
-                seq: *n,
-                deleted: s.deleted,
-                status: "active".into(),
-                superseded_by: None,
-                collection: "default".into(),
-                kind: "fact".into(),
-                category: "gotcha".into(),
-                confidence: 0.9,
-                content: FACTS[s.fact].into(),
-                context: "{\"source\":\"learn\"}".into(),
-                tags: vec![],
-                perception_type: None,
-                perception_data: None,
-                perception_metadata: None,
-                created_at: "2026-11-26T00:00:00.000Z".into(),
-            }
+            let mut c = fleet_change::change(&gid(s.gid), WRITERS[s.writer], *n, s.version, FACTS[s.fact]);
+            c.origin = WRITERS[o].into();
+            c.deleted = s.deleted;
+            c
         })
         .collect()
 }

@@ -357,3 +357,51 @@ fn sslmode_is_passed_through_and_credentials_never_printed() {
     assert!(!o.status.success() && err.contains("hub unreachable") && err.contains(&format!("{}@", r.login)), "{err}");
     assert!(!err.contains(&r.password), "{err}");
 }
+
+#[test]
+fn a_hub_restored_from_an_old_backup_gets_the_memories_again() {
+    let Some(server) = Server::get("a_hub_restored_from_an_old_backup_gets_the_memories_again") else { return };
+    let hub = server.hub("fleet_hubrestore");
+    let (r1, r2) = (hub.add_robot("r1"), hub.add_robot("r2"));
+    let dir = temp();
+    let (f1, f2) = (dir.path().join("r1.db"), dir.path().join("r2.db"));
+    {
+        let db = open(&f1);
+        for k in 0..8 {
+            db.learn(&LearnRequest { insight: &fact("r1", k), ..Default::default() }).unwrap();
+        }
+    }
+    synced(sync_once(&f1, &r1, &[]));
+    synced(sync_once(&f2, &r2, &[]));
+    // The hub comes back from a backup taken before r1's pushes.
+    hub.admin()
+        .batch_execute(
+            "DELETE FROM fleet.memories WHERE origin = 'r1'; DELETE FROM fleet.changes WHERE writer = 'r1';
+             UPDATE fleet.robots SET last_seq = 0 WHERE robot_id = 'r1'",
+        )
+        .unwrap();
+    let err = synced(sync_once(&f1, &r1, &[]));
+    assert!(err.contains("the hub is behind this file"), "{err}");
+    assert_eq!(hub_view(&hub).len(), 8);
+    synced(sync_once(&f2, &r2, &[]));
+    converged(&hub, &[f1, f2]).unwrap();
+}
+
+#[test]
+fn hub_migrations_are_versioned() {
+    let Some(server) = Server::get("hub_migrations_are_versioned") else { return };
+    let hub = server.hub("fleet_migrations");
+    let o = hub.robotmem_admin(&["--json", "hub", "migrate"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["from_version"], v["to_version"], "a second migrate changes nothing: {v}");
+    let r = hub.add_robot("r1");
+    let dir = temp();
+    let f = dir.path().join("r1.db");
+    hub.admin().batch_execute("INSERT INTO fleet.schema_migrations (version) VALUES (99)").unwrap();
+    let o = sync_once(&f, &r, &[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(19), "{err}");
+    assert!(err.contains("schema is version 99"), "{err}");
+    let o = hub.robotmem_admin(&["hub", "migrate"]);
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("newer than this robotmem"));
+}
