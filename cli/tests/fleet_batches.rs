@@ -213,3 +213,26 @@ fn what_is_shared_and_how_it_arrives() {
         assert!(got.iter().all(|g| g.2 == 1), "embedded here: {got:?}");
     }
 }
+
+/// A change the hub refuses as data (PostgreSQL's jsonb cannot hold `\u0000`,
+/// which a context may) is skipped with a warning; the rest of its batch goes.
+#[test]
+fn a_change_the_hub_refuses_does_not_hold_back_the_rest() {
+    let Some(server) = Server::get("a_change_the_hub_refuses_does_not_hold_back_the_rest") else { return };
+    let hub = server.hub("fleet_poison");
+    let r = hub.add_robot("r1");
+    let dir = temp();
+    let f = dir.path().join("r1.db");
+    {
+        let db = open(&f);
+        db.learn(&LearnRequest { insight: &fact("r1", 1), ..Default::default() }).unwrap();
+        let ctx = r#"{"note": "a\u0000b"}"#;
+        db.learn(&LearnRequest { insight: "the arm stalls at joint 3 above 40 degrees", context: Some(ctx), ..Default::default() }).unwrap();
+        db.learn(&LearnRequest { insight: &fact("r1", 2), ..Default::default() }).unwrap();
+    }
+    let err = synced(hub::sync_command(&f, "r1", &r.url, &["--once", "--share", "all"]).output().unwrap());
+    assert!(err.contains("the hub refused memory") && err.contains("skipped"), "{err}");
+    let texts: Vec<Option<String>> = hub_view(&hub).into_values().map(|v| v.1).collect();
+    assert_eq!(texts.len(), 2, "{texts:?}");
+    assert_eq!(pending(&f), 0);
+}

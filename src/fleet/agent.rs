@@ -55,6 +55,8 @@ pub struct Cycle {
     pub new_on_hub: u64,
     /// Changes not shared (their memory is not shared and not on the hub).
     pub withheld: u64,
+    /// Changes the hub refused as data (skipped, each with a warning).
+    pub refused: u64,
     pub pulled: Applied,
     pub received: u64,
     /// A repair made at connection (restored file, lost acknowledgement, hub behind).
@@ -170,7 +172,7 @@ impl<'a> Agent<'a> {
     /// reconnects).
     pub fn cycle(&mut self, log: &dyn Log) -> Result<Cycle> {
         let mut cycle = Cycle::default();
-        let r = self.connect(log, &mut cycle).and_then(|()| self.push(&mut cycle)).and_then(|()| self.pull(&mut cycle));
+        let r = self.connect(log, &mut cycle).and_then(|()| self.push(&mut cycle, log)).and_then(|()| self.pull(&mut cycle));
         if r.is_err() {
             self.client = None;
             self.quiet_connects = false;
@@ -178,7 +180,7 @@ impl<'a> Agent<'a> {
         r.map(|()| cycle)
     }
 
-    fn push(&mut self, cycle: &mut Cycle) -> Result<()> {
+    fn push(&mut self, cycle: &mut Cycle, log: &dyn Log) -> Result<()> {
         let client = self.client.as_mut().expect("connected");
         loop {
             let ob = self.db.fleet_outbox(self.s.batch)?;
@@ -198,7 +200,26 @@ impl<'a> Agent<'a> {
                 }
             }
             send.sort_by_key(|c| c.seq);
-            cycle.new_on_hub += hub::push(client, &self.s.robot_id, &send, &ob.sessions, ob.upto)?;
+            match hub::push(client, &self.s.robot_id, &send, &ob.sessions, ob.upto) {
+                Ok(n) => cycle.new_on_hub += n,
+                // The hub refuses something in the batch as data (a context PostgreSQL's
+                // jsonb cannot hold, say): one change at a time, and the refused ones are
+                // skipped with a warning, so one change never holds back the rest.
+                Err(e) if e.status == Status::InvalidArgument => {
+                    for c in &send {
+                        match hub::push(client, &self.s.robot_id, std::slice::from_ref(c), &[], 0) {
+                            Ok(n) => cycle.new_on_hub += n,
+                            Err(e) if e.status == Status::InvalidArgument => {
+                                cycle.refused += 1;
+                                log.warn(&format!("the hub refused memory {} (version {}): {}; skipped", c.global_id, c.version, e.message));
+                            }
+                            Err(e) => return Err(e),
+                        }
+                    }
+                    cycle.new_on_hub += hub::push(client, &self.s.robot_id, &[], &ob.sessions, ob.upto)?;
+                }
+                Err(e) => return Err(e),
+            }
             cycle.sent += send.len() as u64;
             self.db.fleet_ack(ob.upto)?;
             self.identity.pushed = ob.upto;
@@ -269,7 +290,7 @@ fn add(total: &mut Applied, a: &Applied) {
 pub fn describe(c: &Cycle) -> String {
     let p = &c.pulled;
     format!(
-        "pushed {} changes ({} new on the hub, {} not shared); received {}: {} new, {} merged into memories here, {} updated, {} forgotten, {} stale, {} refused",
-        c.sent, c.new_on_hub, c.withheld, c.received, p.inserted, p.merged, p.updated, p.forgotten, p.stale, p.rejected
+        "pushed {} changes ({} new on the hub, {} not shared, {} refused by the hub); received {}: {} new, {} merged into memories here, {} updated, {} forgotten, {} stale, {} refused",
+        c.sent, c.new_on_hub, c.withheld, c.refused, c.received, p.inserted, p.merged, p.updated, p.forgotten, p.stale, p.rejected
     )
 }

@@ -15,8 +15,9 @@ use postgres::Client;
 use super::{Change, SessionEnd};
 use crate::error::{Error, Result, Status};
 
-/// A failure of the hub: the message, without credentials, and whether trying
-/// again later can help (a network or server failure) or not (a refusal).
+/// A failure of the hub: the message, without credentials, and its kind:
+/// `Io` (network or server: try again later), `InvalidState` (a refusal: this
+/// login or robot id may not), `InvalidArgument` (the hub refuses the data itself).
 pub fn hub_error(e: postgres::Error) -> Error {
     let message = match e.as_db_error() {
         Some(db) => format!("hub refused: {} ({})", db.message(), db.code().code()),
@@ -34,6 +35,8 @@ pub fn hub_error(e: postgres::Error) -> Error {
     };
     let status = match e.code().map(|c| c.code()) {
         Some("RM001") | Some("RM002") | Some("42501") => Status::InvalidState,
+        // Data exceptions and integrity violations: this data, not the link.
+        Some(c) if c.starts_with("22") || c.starts_with("23") => Status::InvalidArgument,
         _ => Status::Io,
     };
     Error::new(status, message)
