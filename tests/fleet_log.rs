@@ -211,3 +211,39 @@ fn received_memories_are_not_echoed_and_own_ones_come_back_as_own() {
     assert_eq!((ch.global_id.as_str(), ch.origin.as_str(), ch.writer.as_str(), ch.version), (g1, "other", "me", 2));
     assert_eq!(ch.tags, vec!["fleet".to_string()]);
 }
+
+#[test]
+fn a_winning_version_brings_a_superseded_memory_back_and_repairs_a_damaged_one() {
+    let dir = scratch::Scratch::new("fleet-log");
+    let db = open(&dir.db());
+    db.fleet_claim("me").unwrap();
+    let g = "01890000-0000-7000-8000-00000000000a";
+    let text = "the loading bay shutter opens in 40 s";
+    db.fleet_apply(&[change(g, "other", 1, 1, text)]).unwrap();
+    let mut sup = change(g, "other", 2, 2, text);
+    sup.status = "superseded".into();
+    db.fleet_apply(&[sup]).unwrap();
+    let found = |db: &Db| db.recall(&RecallRequest { query: "loading bay shutter", ..Default::default() }).unwrap().hits.len();
+    assert_eq!(found(&db), 0, "superseded: out of search");
+    let a = db.fleet_apply(&[change(g, "other", 3, 3, text)]).unwrap();
+    assert_eq!(a.updated, 1);
+    assert_eq!(found(&db), 1, "active again in the winning version");
+
+    // A damaged text here (changed outside robotmem, checksum no longer matches) is
+    // replaced by the next winning version instead of stopping the pull.
+    {
+        let c = rusqlite::Connection::open(dir.db()).unwrap();
+        c.execute("UPDATE memories SET content = 'the loading bay shutter opens in 41 s', writer = 'nobody' WHERE global_id = ?1", [g])
+            .unwrap();
+    }
+    let id = db.recall(&RecallRequest { query: "loading bay shutter", ..Default::default() }).map(|r| r.hits.len());
+    assert!(id.is_err() || id == Ok(0) || id == Ok(1));
+    let a = db.fleet_apply(&[change(g, "other", 4, 4, "the loading bay shutter opens in 45 s")]).unwrap();
+    assert_eq!(a.updated, 1, "{a:?}");
+    let hits = db.recall(&RecallRequest { query: "loading bay shutter", ..Default::default() }).unwrap().hits;
+    assert_eq!(hits[0].memory.content, "the loading bay shutter opens in 45 s");
+    // The hand-made edit was a local change (logged), but the fleet's later version
+    // won: there is nothing of this robot's to push.
+    assert_eq!(outbox(&dir.db()).len(), 1);
+    assert!(db.fleet_outbox(10).unwrap().changes.is_empty());
+}

@@ -61,7 +61,8 @@ fn skip_seq_past(conn: &Connection, after: i64) -> Result<()> {
     Ok(())
 }
 
-/// Reads memory `id` as a [`Change`] of change number `seq`.
+/// Reads memory `id` as a [`Change`] of change number `seq`; `None` when its
+/// current version is not this robot's.
 fn change_of(conn: &Connection, robot: &str, id: i64, seq: i64) -> Result<Option<Change>> {
     let Some(m) = crate::store::memory::get(conn, id)? else { return Ok(None) };
     let (gid, origin, writer, version, superseded_by): (String, String, String, i64, Option<String>) = conn
@@ -74,6 +75,11 @@ fn change_of(conn: &Connection, robot: &str, id: i64, seq: i64) -> Result<Option
         .prepare_cached("SELECT tag FROM memory_tags WHERE memory_id = ?1 AND source = 'user' ORDER BY tag")?
         .query_map([id], |r| r.get(0))?
         .collect::<rusqlite::Result<Vec<String>>>()?;
+    if !writer.is_empty() {
+        // A version from the fleet won over this robot's change since it was logged:
+        // the memory's current state is another robot's, already on the hub.
+        return Ok(None);
+    }
     let me = |who: String| if who.is_empty() { robot.to_string() } else { who };
     Ok(Some(Change {
         global_id: gid,

@@ -119,6 +119,8 @@ impl Db {
         self.write(|tx| {
             let me = claimed(tx)?;
             let mut applied = Applied::default();
+            // What follows is the fleet's, not a local change: the triggers log nothing.
+            tx.prepare_cached("INSERT INTO sync_applying (one) VALUES (1)")?.execute([])?;
             for (c, v) in batch.iter().zip(&vectors) {
                 self.apply_one(tx, &me, c, v.as_ref(), &mut applied)?;
                 tx.prepare_cached(
@@ -127,6 +129,7 @@ impl Db {
                 )?
                 .execute(params![c.writer, c.seq])?;
             }
+            tx.prepare_cached("DELETE FROM sync_applying")?.execute([])?;
             Ok(applied)
         })
     }
@@ -162,11 +165,16 @@ impl Db {
         let vec_ok = d.vector.is_some() && self.vectors_ready(tx)?;
         if let (Some(id), true) = (holder, primary) {
             if co_sources(tx, id, &c.global_id)?.is_empty() {
-                let old = memory::get(tx, id)?.ok_or_else(|| crate::error::Error::internal("held memory vanished"))?;
-                if old.content == c.content && old.context == c.context && old.category == c.category {
+                // A damaged memory here (its text fails its checksum) is rewritten: the
+                // fleet's version repairs it.
+                let old = match memory::get(tx, id) {
+                    Err(e) if e.status == crate::error::Status::Corrupt => None,
+                    other => other?,
+                };
+                if old.is_some_and(|o| o.content == c.content && o.context == c.context && o.category == c.category) {
                     tx.prepare_cached("UPDATE memories SET writer = ?2, version = ?3 WHERE id = ?1")?
                         .execute(params![id, rep.writer, rep.version])?;
-                    self.apply_status(tx, id, c, &rep)?;
+                    self.apply_status(tx, id, c, &rep, &d, vec_ok)?;
                 } else if let Some(dup) = self.duplicate(tx, &d, vec_ok, Some(id))? {
                     // Its new text is a memory held here already: it joins that one and
                     // this memory, holding nothing else, retires in its favour.
@@ -243,7 +251,7 @@ impl Db {
         if vec_ok {
             self.store_embedding(tx, id, d.collection, d.vector.as_ref())?;
         }
-        self.apply_status(tx, id, c, rep)?;
+        self.apply_status(tx, id, c, rep, d, vec_ok)?;
         Ok(id)
     }
 
@@ -272,13 +280,24 @@ impl Db {
         if vec_ok {
             self.store_embedding(tx, id, d.collection, d.vector.as_ref())?;
         }
-        self.apply_status(tx, id, c, rep)
+        self.apply_status(tx, id, c, rep, d, vec_ok)
     }
 
     /// Supersedes memory `id` when the received version is superseded (by the
     /// memory holding the successor's global id here, if any).
-    fn apply_status(&self, tx: &Connection, id: i64, c: &Change, rep: &Replica) -> Result<()> {
+    fn apply_status(&self, tx: &Connection, id: i64, c: &Change, rep: &Replica, d: &super::Draft, vec_ok: bool) -> Result<()> {
         if c.status != "superseded" {
+            // Active in the version that won: a memory superseded here comes back.
+            let back = tx
+                .prepare_cached(&format!(
+                    "UPDATE memories SET status = 'active', superseded_by = NULL, rev = {}, writer = ?2, version = ?3
+                     WHERE id = ?1 AND status = 'superseded'",
+                    memory::NEXT_REV
+                ))?
+                .execute(params![id, rep.writer, rep.version])?;
+            if back > 0 && vec_ok {
+                self.store_embedding(tx, id, d.collection, d.vector.as_ref())?;
+            }
             return Ok(());
         }
         let by: Option<i64> = match &c.superseded_by {

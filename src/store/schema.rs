@@ -186,10 +186,9 @@ macro_rules! uuid7_sql {
 /// - `sync_remote` maps every memory received from the fleet (its global id) to the
 ///   local memory holding it (one memory can hold the same fact from several
 ///   robots), with the version applied, or a tombstone;
-/// - `sync_marks`: per robot, the last of its change numbers received.
-///
-/// A local change is told from an applied one by its version: the engine's own
-/// writes never set `version` or `writer`, the fleet's apply always does.
+/// - `sync_marks`: per robot, the last of its change numbers received;
+/// - `sync_applying` holds a row while the fleet's changes are being applied (in
+///   their transaction): the update trigger logs only the writes made without it.
 const V5: &str = concat!(
     r#"
 ALTER TABLE memories ADD COLUMN global_id TEXT;
@@ -228,8 +227,11 @@ BEGIN
     INSERT INTO sync_outbox (memory_id)
         SELECT new.id WHERE EXISTS (SELECT 1 FROM robotmem_meta WHERE key = 'sync.robot');
 END;
+CREATE TABLE sync_applying (
+    one  INTEGER PRIMARY KEY CHECK (one = 1)
+);
 CREATE TRIGGER sync_changed AFTER UPDATE OF content, context, category, status, superseded_by ON memories
-WHEN new.version = old.version AND new.writer IS old.writer
+WHEN NOT EXISTS (SELECT 1 FROM sync_applying)
     AND (new.content IS NOT old.content OR new.context IS NOT old.context OR new.category IS NOT old.category
          OR new.status IS NOT old.status OR new.superseded_by IS NOT old.superseded_by)
 BEGIN
