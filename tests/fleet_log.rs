@@ -54,6 +54,20 @@ fn a_file_that_never_syncs_gets_global_ids_and_no_log() {
     assert_eq!((origin.as_str(), writer.as_str(), version), ("", "", 2), "an update is version 2");
     assert_ne!(ga, row(&dir.db(), b).0);
     assert!(db.fleet_identity().unwrap().is_none());
+    // A row inserted outside robotmem gets a global id from the trigger.
+    {
+        let c = rusqlite::Connection::open(dir.db()).unwrap();
+        c.execute(
+            "INSERT INTO memories (collection, type, content, human_summary, category, created_at, updated_at)
+             VALUES ('default', 'fact', 'made by hand', 'made by hand', 'observation', '2026-01-02T03:04:05.678Z', '2026-01-02T03:04:05.678Z')",
+            [],
+        )
+        .unwrap();
+        let g: String = c.query_row("SELECT global_id FROM memories WHERE content = 'made by hand'", [], |r| r.get(0)).unwrap();
+        let u = uuid::Uuid::parse_str(&g).unwrap();
+        assert_eq!(u.get_version_num(), 7);
+        assert_eq!(u.get_timestamp().unwrap().to_unix().0, 1_767_323_045, "its creation time");
+    }
     assert_eq!(db.fleet_outbox(10).unwrap_err().status, Status::InvalidState, "not claimed");
 }
 

@@ -326,7 +326,7 @@ fn a_version_2_database_is_migrated_with_its_memories() {
         // snapshots, no global ids, no replication log.
         let c = rusqlite::Connection::open(&path).unwrap();
         c.execute_batch(
-            "DROP TRIGGER sync_learned; DROP TRIGGER sync_changed; DROP TRIGGER sync_session_ended;
+            "DROP TRIGGER sync_given_id; DROP TRIGGER sync_learned; DROP TRIGGER sync_changed; DROP TRIGGER sync_session_ended;
              DROP TABLE sync_outbox; DROP TABLE sync_remote; DROP TABLE sync_marks; DROP TABLE sync_applying;
              DROP INDEX idx_mem_global;
              ALTER TABLE memories DROP COLUMN global_id; ALTER TABLE memories DROP COLUMN origin;

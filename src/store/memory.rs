@@ -81,7 +81,7 @@ pub fn insert(conn: &Connection, m: &NewMemory) -> Result<i64> {
         m.terms.stored(),
         m.terms.signature(),
         crate::classify::is_protected(m.category),
-        m.remote.map(|r| &r.global_id),
+        m.remote.map_or_else(|| uuid::Uuid::now_v7().to_string(), |r| r.global_id.clone()),
         m.remote.map(|r| &r.origin),
         m.remote.map(|r| &r.writer),
         m.remote.map(|r| r.version),

@@ -177,7 +177,7 @@ macro_rules! uuid7_sql {
 
 /// Version 5 is the fleet replication log (see `fleet`):
 /// - each memory gets a global id (UUIDv7, from its creation time for existing
-///   rows), its origin robot and the robot of its latest version (`''`: this file's
+///   rows; robotmem's own inserts make it in Rust, a trigger for any other), its origin robot and the robot of its latest version (`''`: this file's
 ///   own robot, whatever id it syncs under), and a version counter;
 /// - `sync_outbox` lists, in commit order, the memories and sessions a local
 ///   change touched; triggers append to it in the writing transaction, only once
@@ -219,17 +219,20 @@ CREATE TABLE sync_marks (
     seq     INTEGER NOT NULL
 ) WITHOUT ROWID;
 
-CREATE TRIGGER sync_learned AFTER INSERT ON memories WHEN new.global_id IS NULL
+CREATE TABLE sync_applying (
+    one  INTEGER PRIMARY KEY CHECK (one = 1)
+);
+CREATE TRIGGER sync_given_id AFTER INSERT ON memories WHEN new.global_id IS NULL
 BEGIN
     UPDATE memories SET global_id = "#,
     uuid7_sql!("coalesce(unixepoch(new.created_at, 'subsec'), unixepoch('subsec')) * 1000"),
     r#" WHERE id = new.id;
-    INSERT INTO sync_outbox (memory_id)
-        SELECT new.id WHERE EXISTS (SELECT 1 FROM robotmem_meta WHERE key = 'sync.robot');
 END;
-CREATE TABLE sync_applying (
-    one  INTEGER PRIMARY KEY CHECK (one = 1)
-);
+CREATE TRIGGER sync_learned AFTER INSERT ON memories
+WHEN NOT EXISTS (SELECT 1 FROM sync_applying) AND EXISTS (SELECT 1 FROM robotmem_meta WHERE key = 'sync.robot')
+BEGIN
+    INSERT INTO sync_outbox (memory_id) VALUES (new.id);
+END;
 CREATE TRIGGER sync_changed AFTER UPDATE OF content, context, category, status, superseded_by ON memories
 WHEN NOT EXISTS (SELECT 1 FROM sync_applying)
     AND (new.content IS NOT old.content OR new.context IS NOT old.context OR new.category IS NOT old.category
