@@ -212,6 +212,14 @@ fn what_is_shared_and_how_it_arrives() {
     if m.is_some() {
         assert!(got.iter().all(|g| g.2 == 1), "embedded here: {got:?}");
     }
+
+    // A robot that pulls only perceptions of the warehouse gets only those.
+    let r3 = hub.add_robot("r3");
+    let f3 = dir.path().join("r3.db");
+    let pull = ["--once", "--pull", &db1.get(p.memory_id).unwrap().category, "--pull-collection", "warehouse"];
+    synced(hub::sync_command(&f3, "r3", &r3.url, &pull).output().unwrap());
+    let (_, active) = robot_view(&f3);
+    assert_eq!(active, vec!["force profile of a slipping grasp on porous cardboard".to_string()]);
 }
 
 /// A change the hub refuses as data (PostgreSQL's jsonb cannot hold `\u0000`,
