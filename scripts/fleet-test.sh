@@ -57,7 +57,13 @@ as_pg=()
 if [ "$(id -u)" -eq 0 ]; then
   id -u postgres >/dev/null 2>&1 || fail "running as root but there is no 'postgres' user"
   as_pg=(runuser -u postgres --)
-  chmod o+x "$work"
+  # postgres must traverse (x only, no listing) $work and the private directories
+  # above it that are ours, such as scripts/test.sh's run directory under $TMPDIR.
+  d=$work
+  while [ "$d" != / ] && [ "$(stat -c %U "$d")" = "$(id -un)" ]; do
+    chmod o+x "$d"
+    d=$(dirname "$d")
+  done
 fi
 pg() { (cd / && "${as_pg[@]}" "$@"); }
 mkdir -p "$pgdir/sock" "$tls"
