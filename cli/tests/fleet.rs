@@ -166,6 +166,12 @@ fn a_robot_cannot_write_another_robots_rows() {
     if let Err(e) = c.execute(insert, &[&"ra"]) {
         panic!("its own rows it may write: {e:?}");
     }
+    // Nor may it create a memory in another robot's name.
+    let forged = "INSERT INTO fleet.changes (writer, seq, global_id, version, origin, deleted, status, collection, kind,
+                  category, confidence, content, context, tags, created_at)
+                  VALUES ('ra', 1001, gen_random_uuid(), 1, 'rb', false, 'active', 'default', 'fact', 'gotcha', 0.9, 'x', '{}', '{}', '')";
+    let e = c.execute(forged, &[]).unwrap_err();
+    assert_eq!(e.code().map(|c| c.code()), Some("23514"), "{e:?}");
     for sql in ["UPDATE fleet.changes SET content = 'y'", "DELETE FROM fleet.changes", "UPDATE fleet.memories SET content = 'y'",
         "DELETE FROM fleet.memories", "UPDATE fleet.robots SET last_seq = 0", "INSERT INTO fleet.robots (robot_id) VALUES ('rz')"]
     {

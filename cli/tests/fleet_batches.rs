@@ -220,6 +220,24 @@ fn what_is_shared_and_how_it_arrives() {
     synced(hub::sync_command(&f3, "r3", &r3.url, &pull).output().unwrap());
     let (_, active) = robot_view(&f3);
     assert_eq!(active, vec!["force profile of a slipping grasp on porous cardboard".to_string()]);
+
+    // `robotmem stats` says where the file stands in the fleet.
+    let stats = |json: bool| {
+        let mut c = std::process::Command::new(hub::BIN);
+        c.arg("--db").arg(&f3).args(["--no-embeddings"]);
+        if json {
+            c.arg("--json");
+        }
+        let o = c.arg("stats").output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let v: serde_json::Value = serde_json::from_str(&stats(true)).unwrap();
+    assert_eq!(v["fleet"]["robot_id"], "r3");
+    assert_eq!(v["fleet"]["pending"], 0);
+    assert!(v["fleet"]["received_up_to"]["r1"].as_i64().unwrap() > 0, "{v}");
+    let text = stats(false);
+    assert!(text.contains("fleet: robot r3") && text.contains("from r1 up to #"), "{text}");
 }
 
 /// A change the hub refuses as data (PostgreSQL's jsonb cannot hold `\u0000`,

@@ -134,7 +134,32 @@ pub fn stats(db: &Db, json: bool) -> Result<()> {
         let _ = writeln!(t, "  learned on {d}: {n}");
     }
     let _ = writeln!(t, "  recalls {} ({} matched nothing) · file {} bytes + log {} bytes", s.recalls, s.zero_hit_recalls, s.db_bytes, s.wal_bytes);
-    print(json, render::stats(&s), t);
+    let mut v = render::stats(&s);
+    // The file's part in a fleet (docs/FLEET.md): who it is, what waits, what it received.
+    if let Some(id) = db.fleet_identity()? {
+        let marks = db.fleet_marks()?;
+        let _ = writeln!(
+            t,
+            "  fleet: robot {} (instance {}) · {} changes waiting to be pushed (pushed up to #{}) · received from {} robots",
+            line(&id.robot_id),
+            id.instance,
+            id.pending,
+            id.pushed,
+            marks.len()
+        );
+        for (w, n) in &marks {
+            let _ = writeln!(t, "    from {} up to #{n}", line(w));
+        }
+        if let Some(o) = v.as_object_mut() {
+            let marks: serde_json::Map<String, Value> = marks.into_iter().map(|(w, n)| (w, Value::from(n))).collect();
+            o.insert(
+                "fleet".into(),
+                json!({"robot_id": id.robot_id, "instance": id.instance, "pending": id.pending, "pushed": id.pushed,
+                       "last_seq": id.last_seq, "received_up_to": marks}),
+            );
+        }
+    }
+    print(json, v, t);
     Ok(())
 }
 

@@ -171,10 +171,16 @@ $$ UPDATE fleet.robots SET last_seq = greatest(last_seq, p_upto), last_push_at =
    WHERE robot_id = p_robot AND (NOT fleet.is_robot_login() OR fleet.my_robot() = p_robot) $$;
 
 -- Keeps fleet.memories: the last writer wins (version, then writer id); a forget is final.
+-- A robot creates memories only in its own name: a change to a memory the hub does
+-- not know must come from its origin (check_violation: the robot skips it).
 CREATE FUNCTION fleet.apply_change() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
     SET search_path = pg_catalog, fleet AS
 $$
 BEGIN
+    IF NEW.origin <> NEW.writer AND NOT EXISTS (SELECT 1 FROM fleet.memories WHERE global_id = NEW.global_id) THEN
+        RAISE EXCEPTION 'robot % may not create memory % in the name of robot %', NEW.writer, NEW.global_id, NEW.origin
+            USING ERRCODE = '23514';
+    END IF;
     INSERT INTO fleet.memories AS m (global_id, origin, writer, version, seq, deleted, status, superseded_by,
         collection, kind, category, confidence, content, context, tags, perception_type, perception_data,
         perception_metadata, created_at)
