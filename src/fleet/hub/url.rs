@@ -111,7 +111,10 @@ impl HubUrl {
             config.application_name("robotmem-sync");
         }
         config.connect_timeout(CONNECT_TIMEOUT);
-        config.keepalives_idle(Duration::from_secs(30));
+        // A link that goes silent (no reset: a radio out of range) fails a
+        // waiting call within about a minute, so the loop reconnects.
+        config.keepalives_idle(Duration::from_secs(30)).keepalives_interval(Duration::from_secs(10)).keepalives_retries(3);
+        config.tcp_user_timeout(Duration::from_secs(60));
         Ok(HubUrl { config, mode, root_cert })
     }
 
