@@ -157,20 +157,18 @@ fn a_robot_cannot_write_another_robots_rows() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 
     let mut c = postgres::Client::connect(&a.url, postgres::NoTls).unwrap();
+    // (writer, origin, seq)
     let insert = "INSERT INTO fleet.changes (writer, seq, global_id, version, origin, deleted, status, collection, kind,
                   category, confidence, content, context, tags, created_at)
-                  VALUES ($1, 1000, gen_random_uuid(), 1, $1, false, 'active', 'default', 'fact', 'gotcha', 0.9, 'x', '{}', '{}', '')";
-    let e = c.execute(insert, &[&"rb"]).unwrap_err();
+                  VALUES ($1, $3, gen_random_uuid(), 1, $2, false, 'active', 'default', 'fact', 'gotcha', 0.9, 'x', '{}', '{}', '')";
+    let e = c.execute(insert, &[&"rb", &"rb", &1000i64]).unwrap_err();
     assert_eq!(e.code().map(|c| c.code()), Some("42501"), "{e:?}");
     assert!(e.as_db_error().unwrap().message().contains("row-level security"), "{e:?}");
-    if let Err(e) = c.execute(insert, &[&"ra"]) {
+    if let Err(e) = c.execute(insert, &[&"ra", &"ra", &1000i64]) {
         panic!("its own rows it may write: {e:?}");
     }
     // Nor may it create a memory in another robot's name.
-    let forged = "INSERT INTO fleet.changes (writer, seq, global_id, version, origin, deleted, status, collection, kind,
-                  category, confidence, content, context, tags, created_at)
-                  VALUES ('ra', 1001, gen_random_uuid(), 1, 'rb', false, 'active', 'default', 'fact', 'gotcha', 0.9, 'x', '{}', '{}', '')";
-    let e = c.execute(forged, &[]).unwrap_err();
+    let e = c.execute(insert, &[&"ra", &"rb", &1001i64]).unwrap_err();
     assert_eq!(e.code().map(|c| c.code()), Some("23514"), "{e:?}");
     for sql in ["UPDATE fleet.changes SET content = 'y'", "DELETE FROM fleet.changes", "UPDATE fleet.memories SET content = 'y'",
         "DELETE FROM fleet.memories", "UPDATE fleet.robots SET last_seq = 0", "INSERT INTO fleet.robots (robot_id) VALUES ('rz')"]
