@@ -27,7 +27,8 @@ pub struct NewMemory<'a> {
     pub terms: &'a crate::dedup::Terms,
     pub now: &'a str,
     /// A memory received from the fleet: its identity and version. `None` for a
-    /// local memory (a trigger gives it a global id and logs it for sync).
+    /// local memory: a new UUIDv7 global id, version 1 (and a trigger logs it
+    /// for sync once the file is claimed).
     pub remote: Option<&'a Replica>,
 }
 
