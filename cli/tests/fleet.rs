@@ -398,6 +398,19 @@ fn hub_migrations_are_versioned() {
     let o = hub.robotmem_admin(&["--json", "hub", "migrate"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["from_version"], v["to_version"], "a second migrate changes nothing: {v}");
+    // Last writer wins compares robot ids byte by byte, on the hub as on the robots.
+    for table in ["changes", "memories"] {
+        let coll: Option<String> = hub
+            .admin()
+            .query_one(
+                "SELECT collation_name::text FROM information_schema.columns
+                 WHERE table_schema = 'fleet' AND table_name = $1 AND column_name = 'writer'",
+                &[&table],
+            )
+            .unwrap()
+            .get(0);
+        assert_eq!(coll.as_deref(), Some("C"), "{table}");
+    }
     let r = hub.add_robot("r1");
     let dir = temp();
     let f = dir.path().join("r1.db");

@@ -62,29 +62,15 @@ CREATE TABLE fleet.changes (
     UNIQUE (writer, global_id, version)
 ) PARTITION BY HASH (writer);
 
+-- The current state of each memory: the columns of a change (LIKE keeps the two
+-- in step), without its push time, with its last update and its words.
 CREATE TABLE fleet.memories (
-    global_id           uuid NOT NULL PRIMARY KEY,
-    origin              text COLLATE "C" NOT NULL,
-    writer              text COLLATE "C" NOT NULL,
-    version             bigint NOT NULL,
-    seq                 bigint NOT NULL,
-    deleted             boolean NOT NULL,
-    status              text NOT NULL,
-    superseded_by       uuid,
-    collection          text NOT NULL,
-    kind                text NOT NULL,
-    category            text NOT NULL,
-    confidence          double precision NOT NULL,
-    content             text NOT NULL,
-    context             jsonb NOT NULL,
-    tags                text[] NOT NULL,
-    perception_type     text,
-    perception_data     bytea,
-    perception_metadata text,
-    created_at          text NOT NULL,
+    LIKE fleet.changes,
     updated_at          timestamptz NOT NULL DEFAULT now(),
-    search              tsvector GENERATED ALWAYS AS (to_tsvector('simple', content)) STORED
+    search              tsvector GENERATED ALWAYS AS (to_tsvector('simple', content)) STORED,
+    PRIMARY KEY (global_id)
 ) PARTITION BY HASH (global_id);
+ALTER TABLE fleet.memories DROP COLUMN pushed_at;
 CREATE INDEX memories_by_writer ON fleet.memories (writer, seq);
 CREATE INDEX memories_search ON fleet.memories USING gin (search);
 CREATE INDEX memories_by_origin ON fleet.memories (origin);
