@@ -187,11 +187,9 @@ fn repairs_renumber_after_a_restore_and_requeue_when_the_hub_lost_changes() {
     let r = db.fleet_repair(3, &[]).unwrap();
     assert_eq!(r.requeued, 2);
     let ob = db.fleet_outbox(100).unwrap();
-    let mut ids: Vec<i64> = ob.changes.iter().map(|c| c.version).collect();
-    ids.sort();
-    assert_eq!(ob.changes.len(), 2);
-    assert!(ob.upto > 50);
-    let _ = b;
+    assert_eq!(ob.changes.len(), 2, "both own memories, each once");
+    assert!(ob.changes.iter().any(|c| c.global_id == row(&dir.db(), b).0));
+    assert!(ob.upto > 50, "numbered above everything given out before");
 }
 
 #[test]
@@ -250,8 +248,8 @@ fn a_winning_version_brings_a_superseded_memory_back_and_repairs_a_damaged_one()
         c.execute("UPDATE memories SET content = 'the loading bay shutter opens in 41 s', writer = 'nobody' WHERE global_id = ?1", [g])
             .unwrap();
     }
-    let id = db.recall(&RecallRequest { query: "loading bay shutter", ..Default::default() }).map(|r| r.hits.len());
-    assert!(id.is_err() || id == Ok(0) || id == Ok(1));
+    let e = db.recall(&RecallRequest { query: "loading bay shutter", ..Default::default() }).unwrap_err();
+    assert_eq!(e.status, Status::Corrupt, "the premise: the text here fails its checksum");
     let a = db.fleet_apply(&[change(g, "other", 4, 4, "the loading bay shutter opens in 45 s")]).unwrap();
     assert_eq!(a.updated, 1, "{a:?}");
     let hits = db.recall(&RecallRequest { query: "loading bay shutter", ..Default::default() }).unwrap().hits;

@@ -11,7 +11,6 @@ mod view;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use hub::{sync_once, wait_for, Robot, Server, Sync};
@@ -48,17 +47,14 @@ fn three_robots_converge_through_a_hub_that_fails() {
 
     // Robots learn while the hub crashes mid-batch, connections are killed and a
     // sync process is killed.
-    let done = AtomicBool::new(false);
     std::thread::scope(|s| {
         for (i, db) in dbs.iter().enumerate() {
             let id = robots[i].id.clone();
-            let done = &done;
             s.spawn(move || {
                 for k in 20..140 {
                     db.learn(&LearnRequest { insight: &fact(&id, k), ..Default::default() }).unwrap();
                     std::thread::sleep(Duration::from_millis(8));
                 }
-                let _ = done;
             });
         }
         std::thread::sleep(Duration::from_millis(700));
@@ -73,7 +69,6 @@ fn three_robots_converge_through_a_hub_that_fails() {
         std::thread::sleep(Duration::from_millis(400));
         hub.terminate_robots();
     });
-    done.store(true, Ordering::Relaxed);
 
     // Updates and forgets, by each robot of its own memories.
     for (i, db) in dbs.iter().enumerate() {

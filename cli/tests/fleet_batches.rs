@@ -165,7 +165,7 @@ fn what_is_shared_and_how_it_arrives() {
     let categories = format!("{},{}", shared.category, db1.get(p.memory_id).unwrap().category);
     let share = ["--share", categories.as_str(), "--share-collection", "warehouse"];
     let err = synced(hub::sync_command(&f1, "r1", &r1.url, &[&["--once"][..], &share[..]].concat()).output().unwrap());
-    assert!(err.is_empty() || !err.contains(&r1.password));
+    assert!(!err.contains(&r1.password), "{err}");
 
     let mut c = hub.admin();
     let on_hub: Vec<String> = c.query("SELECT content FROM fleet.memories ORDER BY content", &[]).unwrap().iter().map(|r| r.get(0)).collect();

@@ -38,6 +38,14 @@ struct Held {
     deleted: bool,
 }
 
+impl Held {
+    /// Whether what is held here makes change `c` stale: a forget wins over any
+    /// version (it is final); otherwise the last writer wins.
+    fn outdates(&self, c: &Change) -> bool {
+        self.deleted || (!c.deleted && !c.newer_than(self.version, &self.writer))
+    }
+}
+
 fn held(conn: &Connection, me: &str, gid: &str) -> Result<Option<Held>> {
     let row: Option<(i64, i64, String, String)> = conn
         .prepare_cached("SELECT id, version, writer, status FROM memories WHERE global_id = ?1")?
@@ -111,7 +119,14 @@ impl Db {
     /// writer's mark to the highest change number of the batch. Changes of this
     /// robot's own id are taken as its own (a repair after a restore brings them).
     pub fn fleet_apply(&self, batch: &[Change]) -> Result<Applied> {
-        let texts: Vec<&str> = batch.iter().map(|c| if c.deleted { "" } else { c.content.as_str() }).collect();
+        // Embedded first (outside the write lock), but only what will be applied: a
+        // batch received again after a restart costs no model time.
+        let stale = self.store.read(|conn| {
+            let me = claimed(conn)?;
+            batch.iter().map(|c| Ok(held(conn, &me, &c.global_id)?.is_some_and(|h| h.outdates(c)))).collect::<Result<Vec<bool>>>()
+        })?;
+        let texts: Vec<&str> =
+            batch.iter().zip(&stale).map(|(c, &old)| if c.deleted || old { "" } else { c.content.as_str() }).collect();
         let wanted: Vec<&str> = texts.iter().copied().filter(|t| !t.is_empty()).collect();
         let mut vectors = self.embed_passages(&wanted).into_iter();
         let vectors: Vec<Option<Embedding>> =
@@ -138,12 +153,9 @@ impl Db {
         let local = |who: &str| if who == me { String::new() } else { who.to_string() };
         let rep = Replica { global_id: c.global_id.clone(), origin: local(&c.origin), writer: local(&c.writer), version: c.version };
         let state = held(tx, me, &c.global_id)?;
-        if let Some(h) = &state {
-            // A forget wins over any version (it is final); otherwise the last writer wins.
-            if h.deleted || (!c.deleted && !c.newer_than(h.version, &h.writer)) {
-                out.stale += 1;
-                return Ok(());
-            }
+        if state.as_ref().is_some_and(|h| h.outdates(c)) {
+            out.stale += 1;
+            return Ok(());
         }
         let (holder, primary) = state.as_ref().map_or((None, false), |h| (h.holder, h.primary));
         if c.deleted {
