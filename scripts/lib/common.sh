@@ -4,6 +4,16 @@
 #   step MSG      prints a section header
 #   fail MSG      prints "<name>: MSG" to stderr and exits 1
 # and unsets LD_LIBRARY_PATH / LD_PRELOAD so programs find libraries by their RPATH.
+#
+# It also turns ONNX Runtime's telemetry off for every process the scripts start:
+# this is the one place that sets it. ONNX Runtime 1.31 starts a telemetry client
+# when an environment is created (a session file in $TMPDIR, a device id and an
+# event store under ~/.cache/Microsoft, later DNS to a collector); only this
+# variable, read before that, stops it. The library sets it for itself
+# (src/embed/runtime.rs); the Python steps (quantisation, model conversion,
+# reference embeddings) get it from here. scripts/ort-isolation-test.sh fails if
+# any of them runs with telemetry on.
+export ORT_DISABLE_TELEMETRY=1
 _rm_script_name=$1
 start=$SECONDS
 jobs=$(nproc 2>/dev/null || echo 2)
