@@ -63,11 +63,27 @@ struct Run {
     lines: Vec<String>,
     /// Queries whose vector was searched (`QueryVector::Embedded`).
     embedded: usize,
+    /// Per query, its kind (`""` where the set has none).
+    kinds: Vec<String>,
 }
 
-/// What learning the set did: dataset memory index → robotmem id, and back.
+impl Run {
+    fn new(mode: &'static str) -> Run {
+        Run {
+            mode,
+            first: Vec::new(),
+            modes: HashMap::new(),
+            via_merge: 0,
+            lines: Vec::new(),
+            embedded: 0,
+            kinds: Vec::new(),
+        }
+    }
+}
+
+/// What learning one store did: robotmem id → the dataset memories (indexes)
+/// it stands for (the first is the one whose text was stored).
 struct Learned {
-    robot_id: Vec<i64>,
     members: HashMap<i64, Vec<usize>>,
     dups: HashMap<&'static str, usize>,
     embedded: usize,
@@ -108,15 +124,13 @@ fn query_sample(total: usize) -> Vec<usize> {
     all
 }
 
-fn learn_all(db: &Db, set: &Devset) -> Learned {
-    let mut l = Learned { robot_id: Vec::new(), members: HashMap::new(), dups: HashMap::new(), embedded: 0 };
-    for (c, chunk) in set.memories.chunks(500).enumerate() {
+fn learn_all(db: &Db, set: &Devset, memories: &[usize]) -> Learned {
+    let mut l = Learned { members: HashMap::new(), dups: HashMap::new(), embedded: 0 };
+    for (c, chunk) in memories.chunks(500).enumerate() {
         let reqs: Vec<LearnRequest> =
-            chunk.iter().map(|m| LearnRequest { insight: &m.text, ..Default::default() }).collect();
+            chunk.iter().map(|&i| LearnRequest { insight: &set.memories[i].text, ..Default::default() }).collect();
         let out = db.learn_batch(&reqs).unwrap_or_else(|e| panic!("{}: learn_batch #{c}: {e}", set.name));
-        for o in out {
-            let i = l.robot_id.len();
-            l.robot_id.push(o.memory_id);
+        for (&i, o) in chunk.iter().zip(out) {
             l.members.entry(o.memory_id).or_default().push(i);
             l.embedded += o.has_embedding as usize;
             if let Some(d) = o.duplicate {
@@ -128,17 +142,11 @@ fn learn_all(db: &Db, set: &Devset) -> Learned {
     l
 }
 
-/// Recalls each sampled query on `db`; scores it against `gold` (indexes).
-fn recall_all(
-    db: &Db,
-    mode: &'static str,
-    set: &Devset,
-    learned: &Learned,
-    gold: &[Vec<usize>],
-    sample: &[usize],
-) -> Run {
-    let mut run = Run { mode, first: Vec::new(), modes: HashMap::new(), via_merge: 0, lines: Vec::new(), embedded: 0 };
-    for &qi in sample {
+/// Recalls each query of `queries` on `db` (one store); scores it against `gold`
+/// (indexes) and appends to `run`.
+fn recall_all(db: &Db, run: &mut Run, set: &Devset, learned: &Learned, gold: &[Vec<usize>], queries: &[usize]) {
+    let mode = run.mode;
+    for &qi in queries {
         let q = &set.queries[qi];
         let r = db
             .recall(&RecallRequest { query: &q.question, n: N, ..Default::default() })
@@ -159,12 +167,12 @@ fn recall_all(
                     run.via_merge += 1;
                 }
             }
-            ranked.push(&set.memories[*gold_member.unwrap_or(&members[0])].id);
+            ranked.push(&set.memories[*gold_member.unwrap_or(&members[0])].unit);
         }
         run.first.push(first);
+        run.kinds.push(q.kind.clone());
         run.lines.push(serde_json::json!({"query_id": q.id, "ranked": ranked}).to_string());
     }
-    run
 }
 
 fn write_results(set: &Devset, run: &Run) {
@@ -181,61 +189,89 @@ fn modes(run: &Run) -> String {
     v.iter().map(|(m, n)| format!("{m} {n}")).collect::<Vec<_>>().join(", ")
 }
 
-/// Learns `name`, recalls its queries in both modes, prints the table, checks the
-/// bm25_only handle's modes; returns what learning did and the bm25_only and hybrid
-/// runs (None without the set, or without the model after the bm25_only table).
-fn evaluate(name: &str) -> Option<(Learned, Run, Run)> {
+/// What learning every store of a set did, summed.
+struct LearnedAll {
+    memories: usize,
+    stored: usize,
+    dups: HashMap<&'static str, usize>,
+    embedded: usize,
+}
+
+/// Learns `name` (each store into a fresh file), recalls its queries in both
+/// modes, prints the table, checks the bm25_only handle's modes; returns what
+/// learning did and the bm25_only and hybrid runs (None without the set, or
+/// without the model after the bm25_only table).
+fn evaluate(name: &str) -> Option<(LearnedAll, Run, Run)> {
     let set = devset(name)?;
     let started = std::time::Instant::now();
-    let tmp = tempfile::tempdir().unwrap();
-    let path = tmp.path().join("devset.db");
     let model = match std::env::var("ROBOTMEM_DEVSETS_MODEL") {
         Ok(m) => model::named(&format!("devsets {name} (hybrid, {m})"), &m),
         Err(_) => model::default_model(&format!("devsets {name} (hybrid)")),
     };
-    let learner_opts = match &model {
-        Some(m) => m.options(&path),
-        None => OpenOptions { durability: robotmem::Durability::Normal, embeddings: false, ..OpenOptions::path(&path) },
-    };
-    let learner = Db::open(learner_opts.clone()).unwrap();
-    if model.is_some() {
-        let s = learner.embedding_status().unwrap();
-        assert_eq!(s.state, robotmem::EmbeddingState::Ready, "{}", s.reason);
-    }
-    let learned = learn_all(&learner, &set);
-    let learn_s = started.elapsed().as_secs_f64();
-    let bm25 = Db::open(OpenOptions { embeddings: false, ..learner_opts.clone() }).unwrap();
-
     let gold = set.gold_indexes();
     let sample = query_sample(set.queries.len());
-    if let (Some(m), Some(_)) = (&model, tune::dir()) {
-        let tag = m.dir.file_name().unwrap().to_string_lossy();
-        let mut t = tune::Tuner::open(&learner_opts, &format!("{name}-{tag}.jsonl"));
-        for &qi in &sample {
-            let g = &gold[qi];
-            let q = &set.queries[qi];
-            t.dump(&q.id, name, &q.question, |id| learned.members[&id].iter().any(|m| g.binary_search(m).is_ok()));
+    let mut tuner_file = None;
+    let (mut b, mut h) = (Run::new("bm25_only"), Run::new("hybrid"));
+    let mut all = LearnedAll { memories: set.memories.len(), stored: 0, dups: HashMap::new(), embedded: 0 };
+    let mut learn_s = 0.0;
+    for (_store, memories, queries) in set.stores() {
+        let queries: Vec<usize> = queries.into_iter().filter(|q| sample.binary_search(q).is_ok()).collect();
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("devset.db");
+        let learner_opts = match &model {
+            Some(m) => m.options(&path),
+            None => OpenOptions { durability: robotmem::Durability::Normal, embeddings: false, ..OpenOptions::path(&path) },
+        };
+        let learner = Db::open(learner_opts.clone()).unwrap();
+        if model.is_some() {
+            let s = learner.embedding_status().unwrap();
+            assert_eq!(s.state, robotmem::EmbeddingState::Ready, "{}", s.reason);
         }
+        let t0 = std::time::Instant::now();
+        let learned = learn_all(&learner, &set, &memories);
+        learn_s += t0.elapsed().as_secs_f64();
+        all.stored += learned.members.len();
+        all.embedded += learned.embedded;
+        for (k, v) in &learned.dups {
+            *all.dups.entry(k).or_default() += v;
+        }
+        let bm25 = Db::open(OpenOptions { embeddings: false, ..learner_opts.clone() }).unwrap();
+        if let (Some(m), Some(_)) = (&model, tune::dir()) {
+            let tag = m.dir.file_name().unwrap().to_string_lossy();
+            let append = tuner_file.is_some();
+            let file = tuner_file.get_or_insert_with(|| format!("{name}-{tag}.jsonl"));
+            let mut t = tune::Tuner::open(&learner_opts, file, append);
+            for &qi in &queries {
+                let g = &gold[qi];
+                let q = &set.queries[qi];
+                let kind = if q.kind.is_empty() { name } else { &q.kind };
+                t.dump(&q.id, kind, &q.question, |id| learned.members[&id].iter().any(|m| g.binary_search(m).is_ok()));
+            }
+        }
+        recall_all(&bm25, &mut b, &set, &learned, &gold, &queries);
+        if model.is_some() {
+            recall_all(&learner, &mut h, &set, &learned, &gold, &queries);
+        }
+        drop((bm25, learner));
+        drop(tmp);
     }
-    let b = recall_all(&bm25, "bm25_only", &set, &learned, &gold, &sample);
-    let h = model.is_some().then(|| recall_all(&learner, "hybrid", &set, &learned, &gold, &sample));
-    drop((bm25, learner));
-    drop(tmp);
 
     let mut out = String::new();
-    let stored = learned.members.len();
+    let stores = set.stores().len();
     let _ = writeln!(
         out,
-        "\n{name}: {} memories learned ({stored} stored, duplicates {:?}, {} with a vector), {} of {} queries, n = {N}; {:.0} s learn, {:.0} s total",
-        set.memories.len(),
-        learned.dups,
-        learned.embedded,
+        "\n{name}: {} memories learned into {stores} store(s) ({} stored, duplicates {:?}, {} with a vector), {} of {} queries, n = {N}; {:.0} s learn, {:.0} s total",
+        all.memories,
+        all.stored,
+        all.dups,
+        all.embedded,
         sample.len(),
         set.queries.len(),
         learn_s,
         started.elapsed().as_secs_f64()
     );
     let _ = writeln!(out, "set    mode       queries    R@1     R@5     R@10    MRR@10   recall modes");
+    let h = model.is_some().then_some(h);
     for run in std::iter::once(&b).chain(h.as_ref()) {
         let m = metrics(&run.first);
         let _ = writeln!(
@@ -254,7 +290,7 @@ fn evaluate(name: &str) -> Option<(Learned, Run, Run)> {
     }
     print!("{out}");
     assert!(b.modes.keys().all(|m| *m == "bm25_only" || *m == "scan"), "bm25 handle: {}", modes(&b));
-    Some((learned, b, h?))
+    Some((all, b, h?))
 }
 
 /// The CIs of hybrid − bm25_only; fails when hybrid is worse beyond noise.
@@ -279,7 +315,7 @@ fn squad_hybrid_not_worse_than_bm25() {
     // English: every stored memory got a vector, and every query was embedded
     // (hybrid; vec_only when no memory holds any of its words; bm25_only when no
     // neighbour is above the model's cosine floor).
-    assert_eq!(learned.embedded, learned.members.len(), "squad: memories without a vector");
+    assert_eq!(learned.embedded, learned.stored, "squad: memories without a vector");
     assert_eq!(h.embedded, h.first.len(), "squad hybrid: queries not embedded; modes {}", modes(&h));
     compare("squad", &b, &h);
 }
@@ -295,8 +331,49 @@ fn cmrc_hybrid_not_worse_than_bm25() {
     println!(
         "cmrc: {} of {} stored memories have a vector; hybrid handle modes: {}",
         learned.embedded,
-        learned.members.len(),
+        learned.stored,
         modes(&h)
     );
     compare("cmrc", &b, &h);
+}
+
+#[test]
+#[cfg_attr(debug_assertions, ignore = "minutes in a debug build; CI runs it with --release (scripts/test.sh)")]
+fn locomo_hybrid_not_worse_than_bm25() {
+    let Some((learned, b, h)) = evaluate("locomo") else { return };
+    println!("locomo: {} turns and pieces, {} stored, {} with a vector", learned.memories, learned.stored, learned.embedded);
+    by_kind("locomo", &b, &h);
+    compare("locomo", &b, &h);
+}
+
+/// Per query kind: both modes' R@10 and MRR@10 and the CI of their difference.
+fn by_kind(name: &str, b: &Run, h: &Run) {
+    let mut kinds: Vec<&String> = b.kinds.iter().collect();
+    kinds.sort();
+    kinds.dedup();
+    for kind in kinds {
+        let pick = |r: &Run| -> Vec<Option<usize>> {
+            r.first.iter().zip(&r.kinds).filter(|(_, k)| *k == kind).map(|(f, _)| *f).collect()
+        };
+        let (bf, hf) = (pick(b), pick(h));
+        let (mb, mh) = (metrics(&bf), metrics(&hf));
+        let (d, lo, hi) = paired_ci(&rr10(&hf), &rr10(&bf));
+        println!(
+            "{name:6} {kind:12} {:4} queries  bm25 R@10 {:.4} MRR {:.4}  hybrid R@10 {:.4} MRR {:.4}  dMRR {d:+.4} [{lo:+.4}, {hi:+.4}]",
+            bf.len(),
+            mb[2],
+            mb[3],
+            mh[2],
+            mh[3]
+        );
+    }
+}
+
+#[test]
+#[cfg_attr(debug_assertions, ignore = "minutes in a debug build; CI runs it with --release (scripts/test.sh)")]
+fn xquad_hybrid_not_worse_than_bm25() {
+    let Some((learned, b, h)) = evaluate("xquad") else { return };
+    println!("xquad: {} memories, {} stored, {} with a vector", learned.memories, learned.stored, learned.embedded);
+    by_kind("xquad", &b, &h);
+    compare("xquad", &b, &h);
 }
