@@ -21,6 +21,22 @@ pub fn is_cjk(c: char) -> bool {
     matches!(c, '\u{4e00}'..='\u{9fff}' | '\u{3400}'..='\u{4dbf}' | '\u{f900}'..='\u{faff}')
 }
 
+/// The share of a text's letters that are CJK ideographs (0 for a text without
+/// letters). Hybrid fusion takes a text at 0.5 or more as written in Chinese
+/// (or Japanese kanji), below as written in another script.
+pub fn cjk_share(text: &str) -> f64 {
+    let (mut letters, mut cjk) = (0usize, 0usize);
+    for c in text.chars().filter(|c| c.is_alphabetic()) {
+        letters += 1;
+        cjk += is_cjk(c) as usize;
+    }
+    if letters == 0 {
+        0.0
+    } else {
+        cjk as f64 / letters as f64
+    }
+}
+
 fn jieba() -> &'static Jieba {
     static JIEBA: OnceLock<Jieba> = OnceLock::new();
     JIEBA.get_or_init(Jieba::new)

@@ -61,7 +61,7 @@ fn evaluate(m: &model::Model, multilingual: bool) {
         id.insert(x["id"].as_str().unwrap().to_string(), o.memory_id);
         dups += o.duplicate.is_some() as usize;
     }
-    let mut tuner = tune::dir().map(|_| tune::Tuner::open(&m.options(dir.db()), &format!("robot-{tag}.jsonl")));
+    let mut tuner = tune::dir().map(|_| tune::Tuner::open(&m.options(dir.db()), &format!("robot-{tag}.jsonl"), false));
     let mut table = Table::new();
     let mut embedded = 0;
     let queries = data["queries"].as_array().unwrap();

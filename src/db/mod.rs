@@ -425,17 +425,20 @@ impl Db {
             Some(None) => QueryVector::Unrepresentable,
             Some(Some(_)) => QueryVector::Embedded,
         };
-        let (hits, mode) = self.store.read(|conn| self.hits(conn, &plan, query.flatten().as_deref()))?;
+        let cjk = text::cjk_share(req.query);
+        let (hits, mode) = self.store.read(|conn| self.hits(conn, &plan, query.flatten().as_deref(), cjk))?;
         self.record_recall(&hits, mode);
         Ok(RecallResult { hits, mode, query_vector: vector, query_ms: started.elapsed().as_secs_f64() * 1e3 })
     }
 
-    fn hits(&self, conn: &Connection, plan: &search::Plan, query: Option<&[f32]>) -> Result<(Vec<Hit>, SearchMode)> {
+    /// The hits of `plan`; with `query` (its vector) hybrid, `query_cjk` its
+    /// text's CJK share ([`text::cjk_share`]).
+    fn hits(&self, conn: &Connection, plan: &search::Plan, query: Option<&[f32]>, query_cjk: f64) -> Result<(Vec<Hit>, SearchMode)> {
         let (ranked, mode) = match (query, &self.embedder) {
             (Some(vector), Some(e)) if self.sync_vectors(conn)? => {
                 let near = search::vindex::Nearest { index: &self.vindex, model: e.stamp(), collection: plan.collection };
                 let fusion = self.opts.fusion.unwrap_or_else(|| e.fusion());
-                search::hybrid::run(conn, &self.index, plan, &search::hybrid::Query { vector, near, fusion })?
+                search::hybrid::run(conn, &self.index, plan, &search::hybrid::Query { vector, near, fusion, query_cjk })?
             }
             _ => search::run(conn, &self.index, plan)?,
         };

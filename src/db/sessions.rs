@@ -74,7 +74,7 @@ impl Db {
                 columns: None,
                 checker: Default::default(),
             };
-            Ok(self.hits(conn, &plan, None)?.0)
+            Ok(self.hits(conn, &plan, None, 0.0)?.0)
         })
     }
 }

@@ -82,12 +82,31 @@ pub struct ModelConfig {
 /// where `lexical` is the share of the query's BM25 weight a memory holds and
 /// `semantic = clamp((cosine − floor) / (ceiling − floor), 0, 1)`. A neighbour at
 /// or below the floor is not relevant to the query by its vector.
+///
+/// Two refinements, both off unless the model's "fusion" entry sets them:
+/// - `cross_script`: the factor on the lexical weight for a memory written in
+///   another script than the query (Chinese vs. not: [`crate::text::cjk_share`]
+///   at 0.5 or more). Such a memory can hardly share the query's words, so with
+///   0 it is scored on its meaning alone instead of being capped at
+///   `1 − lexical_weight`. 1 (the default) treats it like any other.
+/// - `lexical_saturation`: when set, a query's lexical weight is
+///   `lexical_weight × min(1, best / lexical_saturation)`, `best` the largest BM25
+///   share among its candidates: a query whose words match nothing well leans on
+///   meaning, one with a strong word match keeps the full weight.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FusionConfig {
     pub lexical_weight: f64,
     pub cosine_floor: f64,
     pub cosine_ceiling: f64,
+    #[serde(default = "one")]
+    pub cross_script: f64,
+    #[serde(default)]
+    pub lexical_saturation: Option<f64>,
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 impl Default for FusionConfig {
@@ -95,16 +114,23 @@ impl Default for FusionConfig {
     /// development sets (docs/QUALITY.md, scripts/tune-fusion.py); a model without
     /// a "fusion" entry gets them (the default USE model has its own).
     fn default() -> Self {
-        FusionConfig { lexical_weight: 0.4, cosine_floor: 0.3, cosine_ceiling: 1.0 }
+        FusionConfig::new(0.4, 0.3, 1.0)
     }
 }
 
 impl FusionConfig {
+    /// The plain convex fusion: no cross-script factor, a fixed lexical weight.
+    pub const fn new(lexical_weight: f64, cosine_floor: f64, cosine_ceiling: f64) -> FusionConfig {
+        FusionConfig { lexical_weight, cosine_floor, cosine_ceiling, cross_script: 1.0, lexical_saturation: None }
+    }
+
     pub fn is_valid(&self) -> bool {
         (0.0..=1.0).contains(&self.lexical_weight)
             && (-1.0..1.0).contains(&self.cosine_floor)
             && self.cosine_ceiling > self.cosine_floor
             && self.cosine_ceiling <= 1.0
+            && (0.0..=1.0).contains(&self.cross_script)
+            && self.lexical_saturation.is_none_or(|s| s > 0.0 && s <= 1.0)
     }
 }
 

@@ -21,14 +21,36 @@
 
 use crate::embed::FusionConfig;
 
+/// The lexical weight of one memory for one query: the model's weight, scaled
+/// down for a query whose best BM25 share `best` is below the saturation (when
+/// the model sets one) and by `cross_script` for a memory in another script than
+/// the query's (`FusionConfig`'s docs).
+pub fn weight(f: &FusionConfig, best: f64, cross_script: bool) -> f64 {
+    let w = match f.lexical_saturation {
+        Some(sat) => f.lexical_weight * (best / sat).min(1.0),
+        None => f.lexical_weight,
+    };
+    if cross_script {
+        w * f.cross_script
+    } else {
+        w
+    }
+}
+
 /// The fused score (before the real-world boost) of a memory with BM25 share
 /// `lexical` (0 when it holds no query word) and cosine `cosine` (`None`: it has
-/// no vector).
-pub fn score(f: &FusionConfig, lexical: f64, cosine: Option<f64>) -> f64 {
+/// no vector), at lexical weight `w` ([`weight`]).
+pub fn score(f: &FusionConfig, w: f64, lexical: f64, cosine: Option<f64>) -> f64 {
     match cosine {
-        Some(c) => f.lexical_weight * lexical + (1.0 - f.lexical_weight) * semantic(f, c),
+        Some(c) => w * lexical + (1.0 - w) * semantic(f, c),
         None => lexical,
     }
+}
+
+/// Whether two texts are in different scripts for fusion: one Chinese (CJK share
+/// 0.5 or more), the other not.
+pub fn other_script(query_cjk: f64, memory_cjk: f64) -> bool {
+    (query_cjk >= 0.5) != (memory_cjk >= 0.5)
 }
 
 /// The cosine mapped to [0, 1] between the model's floor and ceiling.
@@ -45,14 +67,29 @@ pub fn above_floor(f: &FusionConfig, cosine: f64) -> bool {
 mod tests {
     use super::*;
 
-    const F: FusionConfig = FusionConfig { lexical_weight: 0.6, cosine_floor: 0.3, cosine_ceiling: 0.8 };
+    const F: FusionConfig = FusionConfig::new(0.6, 0.3, 0.8);
 
     #[test]
     fn scores_are_convex_and_clamped() {
-        assert_eq!(score(&F, 1.0, Some(1.0)), 1.0);
-        assert_eq!(score(&F, 0.0, Some(0.1)), 0.0);
-        assert!((score(&F, 0.5, Some(0.55)) - (0.6 * 0.5 + 0.4 * 0.5)).abs() < 1e-12);
-        assert_eq!(score(&F, 0.25, None), 0.25);
+        let w = weight(&F, 0.9, false);
+        assert_eq!(w, 0.6);
+        assert_eq!(score(&F, w, 1.0, Some(1.0)), 1.0);
+        assert_eq!(score(&F, w, 0.0, Some(0.1)), 0.0);
+        assert!((score(&F, w, 0.5, Some(0.55)) - (0.6 * 0.5 + 0.4 * 0.5)).abs() < 1e-12);
+        assert_eq!(score(&F, w, 0.25, None), 0.25);
         assert!(!above_floor(&F, 0.3) && above_floor(&F, 0.31));
+    }
+
+    #[test]
+    fn weights_follow_the_query_and_the_script() {
+        let f = FusionConfig { cross_script: 0.0, lexical_saturation: Some(0.4), ..F };
+        assert_eq!(weight(&f, 0.8, false), 0.6);
+        assert!((weight(&f, 0.2, false) - 0.3).abs() < 1e-12);
+        assert_eq!(weight(&f, 0.0, false), 0.0);
+        assert_eq!(weight(&f, 0.8, true), 0.0);
+        // A memory in another script is scored on its meaning alone.
+        assert_eq!(score(&f, weight(&f, 0.8, true), 0.0, Some(0.8)), 1.0);
+        assert_eq!(weight(&F, 0.0, true), 0.6, "off by default");
+        assert!(other_script(1.0, 0.0) && other_script(0.2, 0.6) && !other_script(0.0, 0.3) && !other_script(0.9, 0.5));
     }
 }

@@ -12,9 +12,9 @@
 //! other found nothing: no memory holds a query word, or no neighbour is above
 //! the model's cosine floor).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 
 use super::candidates::{self, Candidate, Lookup};
 use super::constrained::{self, Relevance};
@@ -40,6 +40,8 @@ pub struct Query<'a> {
     pub vector: &'a [f32],
     pub near: Nearest<'a>,
     pub fusion: FusionConfig,
+    /// The query text's CJK share (`crate::text::cjk_share`).
+    pub query_cjk: f64,
 }
 
 impl Query<'_> {
@@ -49,15 +51,33 @@ impl Query<'_> {
         Some(crate::embed::cosine(self.vector, &v) as f64)
     }
 
-    fn relevance(&self, lexical: f64, cosine: Option<f64>, is_real: bool) -> Option<Relevance> {
+    /// The relevance of a memory at lexical weight `w` (`fusion::weight`).
+    fn relevance(&self, w: f64, lexical: f64, cosine: Option<f64>, is_real: bool) -> Option<Relevance> {
         let by_vector = cosine.is_some_and(|c| fusion::above_floor(&self.fusion, c));
         if lexical <= 0.0 && !by_vector {
             return None;
         }
         let boost = if is_real { REAL_WORLD_BOOST } else { 1.0 };
-        let score = fusion::score(&self.fusion, lexical, cosine) * boost;
+        let score = fusion::score(&self.fusion, w, lexical, cosine) * boost;
         Some(Relevance { score, lexical: (lexical > 0.0).then_some(lexical), cosine })
     }
+}
+
+/// Which of `ids` are written in another script than the query (only read when
+/// the model's fusion has a cross-script factor).
+fn other_script(conn: &Connection, f: &FusionConfig, query_cjk: f64, ids: &[i64]) -> Result<HashSet<i64>> {
+    let mut out = HashSet::new();
+    if f.cross_script == 1.0 || ids.is_empty() {
+        return Ok(out);
+    }
+    let mut st = conn.prepare_cached("SELECT content FROM memories WHERE id = ?1")?;
+    for &id in ids {
+        let content: Option<String> = st.query_row([id], |r| r.get(0)).optional()?;
+        if content.is_some_and(|c| fusion::other_script(query_cjk, crate::text::cjk_share(&c))) {
+            out.insert(id);
+        }
+    }
+    Ok(out)
 }
 
 /// An accepted list entry.
@@ -79,9 +99,12 @@ fn accept(plan: &Plan, c: Candidate, cosine: Option<f64>) -> Option<Entry> {
 pub fn run(conn: &Connection, index: &TextIndex, plan: &Plan, q: &Query) -> Result<(Vec<Ranked>, SearchMode)> {
     if plan.spatial.is_some() {
         index.sync(conn)?;
+        // Distance orders these results; the fused score only breaks its ties, at
+        // the model's weight for the query's script.
         let out = constrained::nearest(conn, plan, |id, is_real| {
             let lexical = index.shares(plan.collection, &plan.words, &[id])[0];
-            Ok(q.relevance(lexical, q.cosine(id), is_real))
+            let cross = !other_script(conn, &q.fusion, q.query_cjk, &[id])?.is_empty();
+            Ok(q.relevance(fusion::weight(&q.fusion, 1.0, cross), lexical, q.cosine(id), is_real))
         })?;
         return Ok((out, SearchMode::Hybrid));
     }
@@ -112,12 +135,18 @@ pub fn run(conn: &Connection, index: &TextIndex, plan: &Plan, q: &Query) -> Resu
     for (e, share) in by_vector.iter_mut().zip(index.shares(plan.collection, &plan.words, &ids)) {
         e.lexical = (share > 0.0).then_some(share);
     }
+    // The query's best BM25 share (the lists are in BM25 order) and the memories
+    // in another script, for the weights of the model's fusion.
+    let best = by_words.first().and_then(|e| e.lexical).unwrap_or(0.0);
+    let all: Vec<i64> = by_words.iter().chain(&by_vector).map(|e| e.id).collect();
+    let cross = other_script(conn, &q.fusion, q.query_cjk, &all)?;
     let mut fused: HashMap<i64, Ranked> = HashMap::new();
     for e in by_words.into_iter().chain(by_vector) {
         if fused.contains_key(&e.id) {
             continue;
         }
-        let Some(r) = q.relevance(e.lexical.unwrap_or(0.0), e.cosine, e.is_real) else { continue };
+        let w = fusion::weight(&q.fusion, best, cross.contains(&e.id));
+        let Some(r) = q.relevance(w, e.lexical.unwrap_or(0.0), e.cosine, e.is_real) else { continue };
         let hit = Ranked { id: e.id, score: r.score, lexical: r.lexical, cosine: r.cosine, distance: e.distance, matched: true };
         fused.insert(e.id, hit);
     }
