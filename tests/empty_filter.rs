@@ -93,6 +93,6 @@ fn an_empty_context_filter_matches_every_memory_through_the_c_abi() {
         assert_eq!(c_ids(db, query, Some(c"{}")), plain, "{query:?} with {{}}");
     }
     assert_eq!(c_ids(db, "*", Some(c"{}")).len(), TEXTS.len());
-    // SAFETY: the handle opened above, closed once.
-    assert_eq!(unsafe { rm_close(db) }, rm_status::RM_OK);
+    // The handle opened above, closed once.
+    assert_eq!(rm_close(db), rm_status::RM_OK);
 }
