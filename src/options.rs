@@ -152,7 +152,7 @@ impl OpenOptions {
             if v.is_finite() && v >= 0.0 {
                 Ok(())
             } else {
-                Err(Error::invalid(format!("{field} must be a finite number >= 0 (got {v})")))
+                Err(Error::invalid(format!("{field} must be a finite number >= 0 (got {})", limits::show_f64(v))))
             }
         };
         non_negative("rrf_k", self.rrf_k)?;
