@@ -337,8 +337,10 @@ typedef struct rm_open_options {
   // returns RM_FULL and changes nothing. Default 0.
   uint64_t max_db_bytes;
   // Check the whole file during rm_open() (SQLite quick_check, ~10 ms per 10k
-  // memories) and refuse a damaged one with RM_CORRUPT. Without it, damage is
-  // reported as RM_CORRUPT by the first call that reads it. Default false.
+  // memories, with the frames of its -wal) and refuse a damaged one with
+  // RM_CORRUPT, leaving the file, its -wal and -shm byte for byte as they were
+  // (unless another process has it open). Without it, damage is reported as
+  // RM_CORRUPT by the first call that reads it. Default false.
   bool verify;
   // Use an embedding model when one is available. false: BM25 only whatever the
   // environment says. Default true.
@@ -458,7 +460,7 @@ typedef struct rm_recall_options {
   // {"task.success": true, "params.force.value": {"$lt": 15}}; operators
   // $lt $lte $gt $gte $ne $eq (ranges compare numbers with numbers and strings
   // with strings). A memory whose context lacks a path never matches that
-  // condition, $ne included. NULL: none.
+  // condition, $ne included. NULL or {} (no condition): none.
   const char *context_filter;
   // JSON {"field": "spatial.object_position", "target": [x, y, z],
   // "max_distance": 0.1 (optional)}: the n nearest of all memories that

@@ -49,6 +49,25 @@ pub fn perception_hash(description: &str, ptype: &str, data: Option<&[u8]>, meta
     ])
 }
 
+/// Checksum of the other texts a read returns, written with them: collection,
+/// session id, category, context and creation time (the summary is checked
+/// against the content it is made from; see `store::memory::from_row`).
+pub fn meta_hash(collection: &str, session_id: Option<&str>, category: &str, context: &str, created_at: &str) -> String {
+    let session: &[u8] = match session_id {
+        None => b"\0",
+        Some(s) => s.as_bytes(),
+    };
+    hash_parts(&[
+        b"meta",
+        collection.as_bytes(),
+        &[u8::from(session_id.is_some())],
+        session,
+        category.as_bytes(),
+        context.as_bytes(),
+        created_at.as_bytes(),
+    ])
+}
+
 fn hash_parts(parts: &[&[u8]]) -> String {
     let mut h = Sha256::new();
     for p in parts {

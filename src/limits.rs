@@ -152,9 +152,27 @@ pub fn memory_id(id: i64) -> Result<i64> {
 /// A number that must be finite and inside `[lo, hi]`.
 pub fn unit_range(field: &str, v: f64, lo: f64, hi: f64) -> Result<f64> {
     if !v.is_finite() || v < lo || v > hi {
-        return Err(Error::invalid(format!("{field} must be a number in [{lo}, {hi}] (got {v})")));
+        return Err(Error::invalid(format!(
+            "{field} must be a number in [{}, {}] (got {})",
+            show_f64(lo),
+            show_f64(hi),
+            show_f64(v)
+        )));
     }
     Ok(v)
+}
+
+/// A number as a message echoes it: short (`%g`-like) and exact. Plain when
+/// that is short ("0.3", "-1.5"), else in exponent form with the fewest digits
+/// that read back as the same number ("-2.2250738585072014e-308", never the
+/// 300-odd digits of its plain decimal form).
+pub fn show_f64(v: f64) -> String {
+    let plain = v.to_string();
+    if plain.len() <= 16 || !v.is_finite() {
+        plain
+    } else {
+        format!("{v:e}")
+    }
 }
 
 /// Context text: at most 64 KiB; text that starts like JSON must be valid JSON

@@ -62,8 +62,11 @@ pub struct OpenOptions {
     /// nothing; the database stays usable. Default `None`.
     pub max_db_bytes: Option<u64>,
     /// Run SQLite's `quick_check` during open (reads the whole file, ~10 ms per
-    /// 10k memories) and refuse a damaged file with [`crate::Status::Corrupt`]. Without
-    /// it, damage inside the file is reported by the first call that reads it.
+    /// 10k memories, with the frames of its `-wal`) and refuse a damaged file with
+    /// [`crate::Status::Corrupt`], leaving the file, its `-wal` and `-shm` byte for
+    /// byte as they were (unless another process has it open: then the check runs
+    /// on a shared connection, which may update the `-shm` index). Without it,
+    /// damage inside the file is reported by the first call that reads it.
     /// Default false.
     pub verify: bool,
     /// Compute embeddings when a model is available (see `model_dir`). `false`:
@@ -149,7 +152,7 @@ impl OpenOptions {
             if v.is_finite() && v >= 0.0 {
                 Ok(())
             } else {
-                Err(Error::invalid(format!("{field} must be a finite number >= 0 (got {v})")))
+                Err(Error::invalid(format!("{field} must be a finite number >= 0 (got {})", limits::show_f64(v))))
             }
         };
         non_negative("rrf_k", self.rrf_k)?;

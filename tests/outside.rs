@@ -317,7 +317,7 @@ fn the_default_directory_is_made_private_again() {
 
 #[test]
 fn a_version_2_database_is_migrated_with_its_memories() {
-    // (to version 3, then 4: the index snapshots table, then 5: the fleet replication log)
+    // (to version 3, then 4: the index snapshots table, 5: the fleet replication log, 6: the texts' checksum)
     let dir = temp();
     let path = dir.path().join("m.db");
     let id = learn(&open(&path), "the spare gripper is in the left drawer").memory_id;
@@ -332,6 +332,7 @@ fn a_version_2_database_is_migrated_with_its_memories() {
              ALTER TABLE memories DROP COLUMN global_id; ALTER TABLE memories DROP COLUMN origin;
              ALTER TABLE memories DROP COLUMN writer; ALTER TABLE memories DROP COLUMN version;
              DROP TABLE index_snapshots;
+             ALTER TABLE memories DROP COLUMN meta_hash;
              DROP INDEX idx_mem_active;
              CREATE INDEX idx_mem_collection ON memories(collection);
              CREATE INDEX idx_mem_status ON memories(status);
@@ -346,7 +347,7 @@ fn a_version_2_database_is_migrated_with_its_memories() {
     assert_eq!(db.recall(&RecallRequest { query: "spare gripper", ..Default::default() }).unwrap().hits.len(), 1);
     let c = rusqlite::Connection::open(&path).unwrap();
     let v: i32 = c.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
-    assert_eq!(v, 5);
+    assert_eq!(v, robotmem::store::schema::SCHEMA_VERSION);
     // The memory got a global id: a UUIDv7 whose time is its creation's (same minute).
     let (gid, created): (String, String) =
         c.query_row("SELECT global_id, created_at FROM memories WHERE id = ?1", [id], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();

@@ -398,7 +398,8 @@ impl Db {
             min_confidence: limits::unit_range("min_confidence", req.min_confidence, 0.0, 1.0)?,
             session_id: limits::optional_session(req.session_id)?,
             exclude_session: None,
-            filter: req.context_filter.map(ContextFilter::parse).transpose()?,
+            // Zero conditions constrain nothing: the same recall as without a filter.
+            filter: req.context_filter.map(ContextFilter::parse).transpose()?.filter(|f| !f.is_empty()),
             spatial: req.spatial_sort.map(SpatialSort::parse).transpose()?,
             rrf_k: self.opts.rrf_k,
             points: Some(&self.points),

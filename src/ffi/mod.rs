@@ -270,8 +270,10 @@ pub struct rm_open_options {
     /// returns RM_FULL and changes nothing. Default 0.
     pub max_db_bytes: u64,
     /// Check the whole file during rm_open() (SQLite quick_check, ~10 ms per 10k
-    /// memories) and refuse a damaged one with RM_CORRUPT. Without it, damage is
-    /// reported as RM_CORRUPT by the first call that reads it. Default false.
+    /// memories, with the frames of its -wal) and refuse a damaged one with
+    /// RM_CORRUPT, leaving the file, its -wal and -shm byte for byte as they were
+    /// (unless another process has it open). Without it, damage is reported as
+    /// RM_CORRUPT by the first call that reads it. Default false.
     pub verify: bool,
     /// Use an embedding model when one is available. false: BM25 only whatever the
     /// environment says. Default true.

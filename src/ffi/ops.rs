@@ -133,7 +133,7 @@ pub struct rm_recall_options {
     /// {"task.success": true, "params.force.value": {"$lt": 15}}; operators
     /// $lt $lte $gt $gte $ne $eq (ranges compare numbers with numbers and strings
     /// with strings). A memory whose context lacks a path never matches that
-    /// condition, $ne included. NULL: none.
+    /// condition, $ne included. NULL or {} (no condition): none.
     pub context_filter: *const c_char,
     /// JSON {"field": "spatial.object_position", "target": [x, y, z],
     /// "max_distance": 0.1 (optional)}: the n nearest of all memories that

@@ -12,7 +12,12 @@
 //! ([`format`]): any other version rebuilds the index and replaces the snapshot.
 //! A snapshot that does not decode (damaged, cut) is ignored the same way;
 //! decoding checks every count, id and offset and never panics, and a 64-bit
-//! checksum over the payload catches damage that would still decode.
+//! checksum over the payload catches damage that would still decode. A stored
+//! snapshot ends with a tag binding it to its row (kind and path), format, the
+//! schema, the database's random identity, its `rev` and the save that wrote it
+//! (a random token in `robotmem_meta`, written in the same transaction): a row
+//! swapped with another, copied from another file or database, or left from an
+//! earlier save is rebuilt from the memories and replaced at the next close.
 //!
 //! Layout (integers LEB128; ids zig-zag): magic `RMTI`, terms (length, UTF-8,
 //! ignorable flag), collections (length, UTF-8), live documents in index order
@@ -59,13 +64,66 @@ pub(super) fn save(conn: &Connection, rev: i64, min_changes: i64, encode: impl F
     save_named(conn, NAME, &format(), rev, min_changes, encode)
 }
 
-/// The `(rev, bytes)` of snapshot `name` if it has `format` and is not ahead of `head`.
+/// The `(rev, bytes)` of snapshot `name` if it has `format`, is not ahead of
+/// `head` and is bound to this row, database and save ([`bound`]).
 pub(super) fn load_named(conn: &Connection, name: &str, format: &str, head: i64) -> Result<Option<(i64, Vec<u8>)>> {
     let row: Option<(i64, Vec<u8>)> = conn
         .prepare_cached("SELECT rev, data FROM index_snapshots WHERE name = ?1 AND format = ?2")?
         .query_row(params![name, format], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()?;
-    Ok(row.filter(|(rev, _)| *rev <= head))
+    let Some((rev, mut data)) = row.filter(|(rev, _)| *rev <= head) else { return Ok(None) };
+    if !bound(conn, name, format, rev, &data)? {
+        return Ok(None);
+    }
+    data.truncate(data.len() - TAG_BYTES);
+    Ok(Some((rev, data)))
+}
+
+/// `robotmem_meta` key of the database's identity: a random id, made once.
+const DB_ID: &str = "db.id";
+/// Bytes of the binding tag at the end of a stored snapshot.
+const TAG_BYTES: usize = 16;
+
+/// `robotmem_meta` key of the token of the last save of snapshot `name`.
+fn token_key(name: &str) -> String {
+    format!("snapshot.token {name}")
+}
+
+fn meta(conn: &Connection, key: &str) -> Result<Option<String>> {
+    Ok(conn
+        .prepare_cached("SELECT value FROM robotmem_meta WHERE key = ?1")?
+        .query_row([key], |r| r.get(0))
+        .optional()?)
+}
+
+/// What a snapshot is bound to (issue 26, F6): its row (name: kind and path),
+/// format, the schema, the database's identity, the save it was made by (a
+/// random token stored with it, in the same transaction) and the `rev` it holds,
+/// over its bytes. A row swapped with another, copied from another file or
+/// database, or left from an earlier save does not match and is rebuilt.
+fn tag(name: &str, format: &str, db_id: &str, token: &str, rev: i64, data: &[u8]) -> [u8; TAG_BYTES] {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    let schema = crate::store::schema::SCHEMA_VERSION.to_le_bytes();
+    for part in [b"robotmem snapshot".as_slice(), name.as_bytes(), format.as_bytes(), &schema, db_id.as_bytes(), token.as_bytes()] {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part);
+    }
+    h.update(rev.to_le_bytes());
+    h.update((data.len() as u64).to_le_bytes());
+    h.update(data);
+    let mut out = [0u8; TAG_BYTES];
+    out.copy_from_slice(&h.finalize()[..TAG_BYTES]);
+    out
+}
+
+/// Whether `stored` (a snapshot's bytes and its tag) is bound to row `name` of
+/// this database at `rev`, by the last save of that row.
+fn bound(conn: &Connection, name: &str, format: &str, rev: i64, stored: &[u8]) -> Result<bool> {
+    let (Some(db_id), Some(token)) = (meta(conn, DB_ID)?, meta(conn, &token_key(name))?) else { return Ok(false) };
+    let Some(cut) = stored.len().checked_sub(TAG_BYTES) else { return Ok(false) };
+    let (data, t) = stored.split_at(cut);
+    Ok(tag(name, format, &db_id, &token, rev, data) == t)
 }
 
 /// Stores snapshot `name` (what `encode` makes at `rev`) unless the stored one has
@@ -78,19 +136,40 @@ pub(super) fn save_named(
     min_changes: i64,
     encode: impl FnOnce() -> Vec<u8>,
 ) -> Result<bool> {
-    let stored: Option<(i64, String)> = conn
-        .prepare_cached("SELECT rev, format FROM index_snapshots WHERE name = ?1")?
-        .query_row([name], |r| Ok((r.get(0)?, r.get(1)?)))
+    let stored: Option<(i64, String, Vec<u8>)> = conn
+        .prepare_cached("SELECT rev, format, data FROM index_snapshots WHERE name = ?1")?
+        .query_row([name], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
         .optional()?;
-    if stored.is_some_and(|(r, f)| f == format && rev - r < min_changes.max(1)) {
-        return Ok(false);
+    if let Some((r, f, data)) = stored {
+        // A stored snapshot not bound to this row is replaced whatever its age.
+        if f == format && rev - r < min_changes.max(1) && bound(conn, name, format, r, &data)? {
+            return Ok(false);
+        }
     }
+    let db_id = match meta(conn, DB_ID)? {
+        Some(id) => id,
+        None => {
+            let id = uuid::Uuid::new_v4().to_string();
+            set_meta(conn, DB_ID, &id)?;
+            id
+        }
+    };
+    let token = uuid::Uuid::new_v4().to_string();
+    set_meta(conn, &token_key(name), &token)?;
+    let mut data = encode();
+    let t = tag(name, format, &db_id, &token, rev, &data);
+    data.extend_from_slice(&t);
     conn.prepare_cached(
         "INSERT INTO index_snapshots (name, rev, format, data) VALUES (?1, ?2, ?3, ?4)
          ON CONFLICT (name) DO UPDATE SET rev = excluded.rev, format = excluded.format, data = excluded.data",
     )?
-    .execute(params![name, rev, format, encode()])?;
+    .execute(params![name, rev, format, data])?;
     Ok(true)
+}
+
+fn set_meta(conn: &Connection, key: &str, value: &str) -> Result<()> {
+    conn.prepare_cached("INSERT OR REPLACE INTO robotmem_meta (key, value) VALUES (?1, ?2)")?.execute([key, value])?;
+    Ok(())
 }
 
 /// Bump with any change to what a per-path index (filter columns, coordinates)

@@ -53,10 +53,10 @@ pub fn insert(conn: &Connection, m: &NewMemory) -> Result<i64> {
             perception_type, perception_data, perception_metadata, category, confidence,
             decay_rate, content_hash, created_at, updated_at, scope_files, scope_entities,
             scope_modules, is_real, term_count, terms, numbers_sig, decay_base, rev, decay_next_at,
-            global_id, origin, writer, version)
+            global_id, origin, writer, version, meta_hash)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?14, ?15, ?16, ?17,
             ?18, ?19, ?20, ?21, ?11, {NEXT_REV}, CASE WHEN ?22 THEN NULL ELSE {} END,
-            ?23, coalesce(?24, ''), coalesce(?25, ''), coalesce(?26, 1))",
+            ?23, coalesce(?24, ''), coalesce(?25, ''), coalesce(?26, 1), ?27)",
         one_day_after("?14")
     ))?
     .execute(params![
@@ -86,6 +86,7 @@ pub fn insert(conn: &Connection, m: &NewMemory) -> Result<i64> {
         m.remote.map(|r| &r.origin),
         m.remote.map(|r| &r.writer),
         m.remote.map(|r| r.version),
+        dedup::meta_hash(m.collection, m.session_id, m.category, m.context, m.now),
     ])?;
     Ok(conn.last_insert_rowid())
 }
@@ -110,13 +111,21 @@ pub struct Rewrite<'a> {
 /// hash, words, scope, category, confidence (and the decay anchor). The caller
 /// refreshes its tags and vector.
 pub fn rewrite(conn: &Connection, id: i64, w: &Rewrite) -> Result<()> {
+    let kept: Option<(String, Option<String>, String)> = conn
+        .prepare_cached("SELECT collection, session_id, created_at FROM memories WHERE id = ?1")?
+        .query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .optional()?;
+    let meta = kept.map(|(collection, session, created)| {
+        dedup::meta_hash(&collection, session.as_deref(), w.category, w.context, &created)
+    });
     conn.prepare_cached(&format!(
         "UPDATE memories SET content = ?2, human_summary = ?3, category = ?4, confidence = ?5,
             decay_base = ?5, content_hash = ?6, context = ?7, is_real = ?8, term_count = ?9,
             scope_files = ?10, scope_entities = ?11, scope_modules = ?12, updated_at = ?13,
             terms = ?14, numbers_sig = ?15, rev = {NEXT_REV},
             decay_next_at = CASE WHEN ?16 THEN NULL ELSE coalesce(decay_next_at, {}) END,
-            writer = coalesce(?17, writer), version = coalesce(?18, version)
+            writer = coalesce(?17, writer), version = coalesce(?18, version),
+            meta_hash = ?19
          WHERE id = ?1",
         one_day_after("?13")
     ))?
@@ -139,6 +148,7 @@ pub fn rewrite(conn: &Connection, id: i64, w: &Rewrite) -> Result<()> {
         crate::classify::is_protected(w.category),
         w.remote.map(|r| &r.writer),
         w.remote.map(|r| r.version),
+        meta,
     ])?;
     Ok(())
 }
@@ -173,7 +183,7 @@ pub fn unindex(conn: &Connection, id: i64) -> Result<()> {
 /// Columns read into a [`Memory`], in [`from_row`] order.
 pub const COLUMNS: &str = "id, collection, session_id, type, content, human_summary, category, \
     confidence, decay_rate, status, superseded_by, context, perception_type, perception_data, \
-    perception_metadata, access_count, return_count, last_accessed, created_at, updated_at, content_hash";
+    perception_metadata, access_count, return_count, last_accessed, created_at, updated_at, content_hash, meta_hash";
 
 /// A memory whose stored text no longer matches its checksum.
 fn damaged(id: i64, what: &str) -> Error {
@@ -219,26 +229,43 @@ pub fn from_row(r: &Row) -> Result<Memory> {
             return Err(damaged(id, "its content does not match its checksum"));
         }
     }
+    // The summary is made from the content (text::summarize, unchanged since
+    // schema 1): a stored one that differs was damaged. A new summary rule needs
+    // a migration that rewrites the column.
+    let human_summary = text(5, "summary")?.unwrap_or_default();
+    if human_summary != text::summarize(&content) {
+        return Err(damaged(id, "its summary does not match its content"));
+    }
+    let collection = text(1, "collection")?.unwrap_or_default();
+    let session_id = text(2, "session id")?;
+    let category = text(6, "category")?.unwrap_or_default();
+    let context = text(11, "context")?.unwrap_or_default();
+    let created_at = text(18, "creation time")?.unwrap_or_default();
+    if let Some(stored) = text(21, "checksum of its texts")? {
+        if stored != dedup::meta_hash(&collection, session_id.as_deref(), &category, &context, &created_at) {
+            return Err(damaged(id, "its context, category, collection, session or creation time does not match its checksum"));
+        }
+    }
     Ok(Memory {
         id,
-        collection: text(1, "collection")?.unwrap_or_default(),
-        session_id: text(2, "session id")?,
+        collection,
+        session_id,
         kind,
         content,
-        human_summary: text(5, "summary")?.unwrap_or_default(),
-        category: text(6, "category")?.unwrap_or_default(),
+        human_summary,
+        category,
         confidence: r.get(7)?,
         decay_rate: r.get(8)?,
         status,
         superseded_by: r.get(10)?,
-        context: text(11, "context")?.unwrap_or_default(),
+        context,
         perception_type: ptype,
         perception_data,
         perception_metadata,
         access_count: r.get(15)?,
         return_count: r.get(16)?,
         last_accessed: text(17, "last access time")?,
-        created_at: text(18, "creation time")?.unwrap_or_default(),
+        created_at,
         updated_at: text(19, "update time")?.unwrap_or_default(),
     })
 }

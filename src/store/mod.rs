@@ -12,6 +12,7 @@ mod group;
 pub mod memory;
 pub mod schema;
 pub mod transfer;
+mod verify;
 pub mod vectors;
 
 pub use group::{NoHooks, TxHooks};
@@ -20,6 +21,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use parking_lot::Mutex;
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 
 use crate::error::{Error, Result, Status};
@@ -62,18 +64,20 @@ impl Store {
         if let Some(p) = &path {
             prepare_file(p, opts.location == Location::Default)?;
             check_not_truncated(p)?;
+            if opts.verify {
+                verify::verify_untouched(p, config.busy_timeout)?;
+            }
         }
         let writer = match &path {
             Some(p) => open_connection(p)?,
             None => Connection::open_in_memory()?,
         };
+        // Until the open has succeeded, closing must not checkpoint a log into the file.
+        writer.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
         configure(&writer, config)?;
         // Reading the header first: a non-SQLite file fails here, before anything is written.
         let header = retry_busy(config.busy_timeout, || schema::header(&writer))?;
         schema::check_openable(&header)?;
-        if opts.verify {
-            verify(&writer)?;
-        }
         let version = header.user_version;
         if path.is_some() {
             // Switching to WAL (and WAL recovery) can report SQLITE_BUSY at once, without the
@@ -91,14 +95,27 @@ impl Store {
             path,
             config,
         };
-        if version < schema::SCHEMA_VERSION {
-            store.write(&NoHooks, |tx| {
-                schema::migrate(tx)?;
-                schema::sync_tag_meta(tx)
-            })?;
-        } else if !store.read(schema::tag_meta_in_sync)? {
-            store.write(&NoHooks, schema::sync_tag_meta)?;
+        let prepared = (|| {
+            if version < schema::SCHEMA_VERSION {
+                store.write(&NoHooks, |tx| {
+                    schema::migrate(tx)?;
+                    schema::sync_tag_meta(tx)
+                })
+            } else if !store.read(schema::tag_meta_in_sync)? {
+                store.write(&NoHooks, schema::sync_tag_meta)
+            } else {
+                Ok(())
+            }
+        })();
+        if let Err(e) = prepared {
+            // The readers close first, so the last connection to close is the
+            // writer, which does not checkpoint: a failed open leaves the log alone.
+            if let Some(pool) = &store.readers {
+                pool.lock().clear();
+            }
+            return Err(e);
         }
+        store.writer.lock().set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, false)?;
         Ok(store)
     }
 
@@ -275,21 +292,6 @@ fn writable(dir: &Path) -> bool {
     let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else { return false };
     // SAFETY: a NUL-terminated path; access() only reads it.
     unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) == 0 }
-}
-
-/// `PRAGMA quick_check`: read-only; any finding refuses the file.
-fn verify(conn: &Connection) -> Result<()> {
-    let findings: Vec<String> = conn
-        .prepare("PRAGMA quick_check(5)")?
-        .query_map([], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?;
-    if findings.len() == 1 && findings[0] == "ok" {
-        return Ok(());
-    }
-    Err(Error::new(
-        Status::Corrupt,
-        format!("database is damaged (quick_check: {}); the file was not modified", findings.join("; ")),
-    ))
 }
 
 /// Refuses a database file shorter than its own header says, read before SQLite

@@ -7,7 +7,7 @@
 //! `rev` for the in-process search index (indexed), a decay anchor and the
 //! indexed time of each memory's next decay step, and a key/value `robotmem_meta` table.
 //! Version 2 adds the `embedded` flag, version 3 drops what nothing reads (see
-//! [`V3`]), version 4 adds `index_snapshots` ([`V4`]), version 5 the fleet replication log ([`V5`]). A database with a newer version than [`SCHEMA_VERSION`] is refused,
+//! [`V3`]), version 4 adds `index_snapshots` ([`V4`]), version 5 the fleet replication log ([`V5`]), version 6 the checksum of a memory's other texts ([`V6`]). A database with a newer version than [`SCHEMA_VERSION`] is refused,
 //! never touched.
 
 use rusqlite::Connection;
@@ -15,13 +15,13 @@ use rusqlite::Connection;
 use crate::error::{Error, Result, Status};
 
 /// Schema version written by this build.
-pub const SCHEMA_VERSION: i32 = 5;
+pub const SCHEMA_VERSION: i32 = 6;
 
 /// `PRAGMA application_id` of robotmem databases ("RMEM").
 pub const APPLICATION_ID: i32 = 0x524D_454D;
 
 /// Migrations: entry `i` upgrades version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
+const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6];
 
 const V1: &str = r#"
 CREATE TABLE memories (
@@ -251,6 +251,32 @@ END;
 "#
 );
 
+/// `meta_hash`: checksum of the texts a read returns besides the content (which
+/// `content_hash` covers): collection, session id, category, context, creation
+/// time (`dedup::meta_hash`), written with them; the migration computes it for
+/// every stored memory ([`fill_meta_hashes`]).
+const V6: &str = "ALTER TABLE memories ADD COLUMN meta_hash TEXT;";
+
+/// Computes `meta_hash` of every memory that has none (schema 6). The sync
+/// triggers watch other columns, so this logs no fleet change.
+fn fill_meta_hashes(conn: &Connection) -> Result<()> {
+    let mut read =
+        conn.prepare("SELECT id, collection, session_id, category, context, created_at FROM memories WHERE meta_hash IS NULL")?;
+    let rows = read
+        .query_map([], |r| {
+            let session: Option<String> = r.get(2)?;
+            let (collection, category, context, created): (String, String, String, String) =
+                (r.get(1)?, r.get(3)?, r.get(4)?, r.get(5)?);
+            Ok((r.get::<_, i64>(0)?, crate::dedup::meta_hash(&collection, session.as_deref(), &category, &context, &created)))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut write = conn.prepare("UPDATE memories SET meta_hash = ?2 WHERE id = ?1")?;
+    for (id, hash) in rows {
+        write.execute(rusqlite::params![id, hash])?;
+    }
+    Ok(())
+}
+
 /// Brings the database at `conn` to [`SCHEMA_VERSION`]. Must run inside a write
 /// transaction (BEGIN IMMEDIATE) so concurrent openers serialise.
 pub fn migrate(conn: &Connection) -> Result<()> {
@@ -262,6 +288,9 @@ pub fn migrate(conn: &Connection) -> Result<()> {
     }
     for (v, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
         conn.execute_batch(sql)?;
+        if v + 1 == 6 {
+            fill_meta_hashes(conn)?;
+        }
         conn.execute_batch(&format!("PRAGMA user_version = {};", v + 1))?;
     }
     Ok(())
