@@ -7,11 +7,14 @@
 //!     cargo bench --bench workload -- --memories 100000 --durability normal
 //!     cargo bench --bench workload -- --embedding       # embedding targets, see workload/embedding/mod.rs
 //!     cargo bench --bench workload -- --real-text       # real sentences of ../shared/data, see workload/realtext/mod.rs
+//!     cargo bench --bench workload -- --batch           # learn_batch sizes 1k/10k at 10k/100k memories, see workload/batch.rs
 //!
 //! Plain std::time::Instant timing of every call, peak RSS from
 //! /proc/self/status (VmHWM). Prints a plain-text report and, last, one JSON line
 //! starting with `{"bench":"robotmem-workload"`. See docs/BENCHMARKS.md.
 
+#[path = "workload/batch.rs"]
+mod batch;
 #[path = "workload/corpus.rs"]
 mod corpus;
 #[path = "workload/embedding/mod.rs"]
@@ -59,7 +62,8 @@ const USAGE: &str = "usage: cargo bench --bench workload -- [--memories N] [--re
   --keep           keep the database files (their path is printed)
   --seed N         corpus and query seed (default fixed)
   --embedding      the embedding benchmark instead (its own options: --embedding --help)
-  --real-text      the real-text benchmark instead (its own options: --real-text --help)";
+  --real-text      the real-text benchmark instead (its own options: --real-text --help)
+  --batch          the batch-learn benchmark instead (its own options: --batch --help)";
 
 fn parse_args() -> Result<Args, String> {
     let mut a = Args {
@@ -152,6 +156,9 @@ fn main() {
     }
     if std::env::args().skip(1).any(|a| a == "--real-text") {
         return realtext::main();
+    }
+    if std::env::args().skip(1).any(|a| a == "--batch") {
+        return batch::main();
     }
     let args = parse_args().unwrap_or_else(|e| {
         eprintln!("workload: {e}\n{USAGE}");

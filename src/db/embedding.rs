@@ -169,7 +169,7 @@ impl Db {
 
     /// Learns many experiences at once: validated first (one bad item fails the
     /// whole call with a message starting "items[i]: ", and nothing is stored), embedded in batches,
-    /// stored in one write transaction (one commit). Each item is deduplicated
+    /// stored in one write transaction of its own (one commit). Each item is deduplicated
     /// against the database and the items before it.
     pub fn learn_batch(&self, reqs: &[LearnRequest]) -> Result<Vec<LearnOutcome>> {
         let mut drafts = Vec::with_capacity(reqs.len());
@@ -189,7 +189,9 @@ impl Db {
         for (d, v) in drafts.iter_mut().zip(self.embed_passages(&texts)) {
             d.vector = v;
         }
-        let stored = self.write(|tx| {
+        // Alone: in a transaction without a savepoint, whose statement journal
+        // would otherwise grow with every page the batch touches (store::group).
+        let stored = self.write_as(true, |tx| {
             self.sync_for_dedup(tx, &drafts)?;
             drafts
                 .iter()

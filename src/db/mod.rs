@@ -11,6 +11,8 @@ pub mod transfer;
 mod touches;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_batch;
 
 use parking_lot::Mutex;
 use rusqlite::Connection;
@@ -185,16 +187,23 @@ impl Db {
     /// A write that first applies pending recall touches. It may share its
     /// transaction with other threads' writes (group commit, see `store::group`):
     /// a failed write rolls back alone, including the vectors it staged.
-    fn write<T: Send>(&self, mut f: impl FnMut(&Connection) -> Result<T> + Send) -> Result<T> {
+    fn write<T: Send>(&self, f: impl FnMut(&Connection) -> Result<T> + Send) -> Result<T> {
+        self.write_as(false, f)
+    }
+
+    /// [`Db::write`] with `alone`: in a transaction of its own (see
+    /// `Store::write_alone`), for writes of many rows.
+    fn write_as<T: Send>(&self, alone: bool, mut f: impl FnMut(&Connection) -> Result<T> + Send) -> Result<T> {
         let pending = self.take_pending();
-        let result = self.store.write(self, |tx| {
+        let job = |tx: &Connection| {
             let mark = self.vindex.staged_mark();
             let r = pending.apply(tx).and_then(|()| f(tx));
             if r.is_err() {
                 self.vindex.truncate_staged(mark);
             }
             r
-        });
+        };
+        let result = if alone { self.store.write_alone(self, job) } else { self.store.write(self, job) };
         if result.is_err() {
             self.requeue(pending);
         }

@@ -34,16 +34,16 @@ pub(crate) fn real_sentences_without_digits(limit: usize) -> Option<Vec<String>>
     Some(out)
 }
 
-static VM_OPS: AtomicU64 = AtomicU64::new(0);
-
-extern "C" fn count_op(_: *mut std::ffi::c_void) -> std::ffi::c_int {
-    VM_OPS.fetch_add(1, Ordering::Relaxed);
+extern "C" fn count_op(ops: *mut std::ffi::c_void) -> std::ffi::c_int {
+    // SAFETY: `vm_ops` passes a pointer to its counter, alive while the handler is set.
+    unsafe { &*(ops as *const AtomicU64) }.fetch_add(1, Ordering::Relaxed);
     0
 }
 
 /// SQLite virtual-machine instructions the writer connection runs during `f`
 /// (all statements, nested ones of FTS5 included).
-fn vm_ops(db: &Db, f: impl FnOnce()) -> u64 {
+pub(crate) fn vm_ops(db: &Db, f: impl FnOnce()) -> u64 {
+    let ops = AtomicU64::new(0);
     let set = |on: bool| {
         let w = db.store.writer_for_test();
         // SAFETY: the handle is valid while the guard is held; the callback is a plain fn.
@@ -52,16 +52,14 @@ fn vm_ops(db: &Db, f: impl FnOnce()) -> u64 {
                 w.handle(),
                 if on { 1 } else { 0 },
                 if on { Some(count_op) } else { None },
-                std::ptr::null_mut(),
+                &ops as *const AtomicU64 as *mut std::ffi::c_void,
             )
         }
     };
     set(true);
-    VM_OPS.store(0, Ordering::Relaxed);
     f();
-    let n = VM_OPS.load(Ordering::Relaxed);
     set(false);
-    n
+    ops.load(Ordering::Relaxed)
 }
 
 /// Issue 11: the near-duplicate check of texts without numbers ran an FTS5 query

@@ -15,6 +15,14 @@
 //! overtaken by several later groups: a p95 of 10.7 ms at p50 0.15 ms with eight
 //! threads and `Normal`).
 //!
+//! A group of one job runs without a savepoint: its transaction is its savepoint
+//! (a failure rolls the transaction back). A savepoint makes SQLite copy every page
+//! the job changes into the statement journal, held in memory in 1 KiB chunks
+//! (`temp_store = MEMORY`), and every later statement that journals a page walks
+//! that whole list when it ends: a job of thousands of writes (`learn_batch`) cost
+//! the square of its size, more the larger the file (issue 26, F8). A large job
+//! asks to run alone ([`Store::write_alone`]): it never shares a group.
+//!
 //! One thread alone sees no difference (a group of one). Under contention the fsync
 //! wait, which dominates a durable write and grows with a busy CPU (the waiting
 //! thread must be scheduled again), is paid once per group instead of once per write.
@@ -72,8 +80,9 @@ struct Waiter {
     wake: Condvar,
 }
 
+/// A queued slot, its waiter, and whether its job runs alone (in a group of its own).
 #[derive(Clone, Copy, PartialEq)]
-struct SlotPtr(*mut Slot, *const Waiter);
+struct SlotPtr(*mut Slot, *const Waiter, bool);
 // SAFETY: a slot's job and outcome are only touched by the leader running its
 // group; its owner reads them after seeing `done`, which the leader sets under
 // the queue's lock after the last touch. The waiter is only read through `&`.
@@ -92,7 +101,18 @@ impl Store {
     /// Runs `f` in a write transaction and commits it; `f` may share the
     /// transaction with other threads' writes (see the module docs) and may run
     /// again if the database stays busy, so it must have no effects outside it.
-    pub fn write<T: Send>(&self, hooks: &dyn TxHooks, mut f: impl FnMut(&Connection) -> Result<T> + Send) -> Result<T> {
+    pub fn write<T: Send>(&self, hooks: &dyn TxHooks, f: impl FnMut(&Connection) -> Result<T> + Send) -> Result<T> {
+        self.write_in_line(hooks, false, f)
+    }
+
+    /// [`Store::write`] in a transaction of its own, never grouped with other
+    /// writes, so it runs without a savepoint: for jobs of many writes, whose
+    /// statement journal would grow with every page they touch (see the module docs).
+    pub fn write_alone<T: Send>(&self, hooks: &dyn TxHooks, f: impl FnMut(&Connection) -> Result<T> + Send) -> Result<T> {
+        self.write_in_line(hooks, true, f)
+    }
+
+    fn write_in_line<T: Send>(&self, hooks: &dyn TxHooks, alone: bool, mut f: impl FnMut(&Connection) -> Result<T> + Send) -> Result<T> {
         let mut value: Option<T> = None;
         let mut run = |c: &Connection| -> Result<()> {
             value = Some(f(c)?);
@@ -104,7 +124,7 @@ impl Store {
         let mut slot = Slot { job, outcome: None };
         let waiter = Waiter { done: AtomicBool::new(false), wake: Condvar::new() };
         // The slot is reached only through this pointer (see `SlotPtr`).
-        let me = SlotPtr(&mut slot, &waiter);
+        let me = SlotPtr(&mut slot, &waiter, alone);
         let done = || waiter.done.load(Ordering::Relaxed); // read and written under the queue's lock
         let mut line = self.queue.waiting.lock();
         line.push_back(me);
@@ -116,7 +136,7 @@ impl Store {
             // connection joins its group (they stay in line until it is done).
             drop(line);
             let conn = self.writer.lock();
-            let group: Vec<SlotPtr> = self.queue.waiting.lock().iter().copied().collect();
+            let group = group_of(&self.queue.waiting.lock());
             self.run_group(&conn, hooks, &group);
             drop(conn);
             let mut line = self.queue.waiting.lock();
@@ -211,12 +231,26 @@ impl Store {
     }
 }
 
-/// One attempt: begin, every job in its savepoint, commit. A busy job makes the
-/// whole attempt busy (it is retried).
+/// The group the leader (the front of `line`) runs: itself when it runs alone,
+/// else every writer in line up to the first that runs alone. Always a prefix
+/// of the line.
+fn group_of(line: &VecDeque<SlotPtr>) -> Vec<SlotPtr> {
+    match line.front() {
+        Some(first) if first.2 => vec![*first],
+        _ => line.iter().take_while(|s| !s.2).copied().collect(),
+    }
+}
+
+/// One attempt: begin, every job in its savepoint (a lone job in none), commit.
+/// A busy job makes the whole attempt busy (it is retried).
 fn attempt_group<'s>(conn: &Connection, hooks: &dyn TxHooks, slots: impl Iterator<Item = &'s mut Slot>) -> Result<()> {
+    let mut slots: Vec<&mut Slot> = slots.collect();
     let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
     let result = (|| {
         hooks.begin(&tx)?;
+        if let [slot] = slots.as_mut_slice() {
+            return run_lone(&tx, slot);
+        }
         for slot in slots {
             slot.outcome = None;
             tx.execute_batch("SAVEPOINT rm_job")?;
@@ -238,4 +272,22 @@ fn attempt_group<'s>(conn: &Connection, hooks: &dyn TxHooks, slots: impl Iterato
     let result = result.and_then(|()| Ok(tx.commit()?));
     hooks.end(result.is_ok());
     result
+}
+
+/// The job of a group of one, without a savepoint: when it fails the caller
+/// rolls the transaction back (it is not committed), and the job keeps its own
+/// error; a busy job leaves its outcome unset so the attempt is retried.
+fn run_lone(tx: &Connection, slot: &mut Slot) -> Result<()> {
+    slot.outcome = None;
+    // SAFETY: the job is alive (its owner waits for the writer lock).
+    let job = unsafe { &mut *slot.job };
+    let outcome: Outcome = catch_unwind(AssertUnwindSafe(|| job(tx)));
+    let failed = match &outcome {
+        Ok(Ok(())) => None,
+        Ok(Err(e)) if e.status == Status::Busy => return Err(e.clone()),
+        Ok(Err(e)) => Some(e.clone()),
+        Err(_) => Some(Error::internal("a write failed unexpectedly (panic)")),
+    };
+    slot.outcome = Some(outcome);
+    failed.map_or(Ok(()), Err)
 }

@@ -8,6 +8,7 @@
 //! several threads at once share one transaction and one commit ([`group`]).
 
 pub mod browse;
+mod busy;
 mod group;
 pub mod memory;
 pub mod schema;
@@ -358,7 +359,7 @@ fn open_connection(path: &Path) -> Result<Connection> {
 }
 
 fn configure(conn: &Connection, c: ConnConfig) -> Result<()> {
-    conn.busy_timeout(c.busy_timeout)?;
+    busy::install(conn, c.busy_timeout)?;
     vectors::register(conn)?;
     conn.set_prepared_statement_cache_capacity(64);
     let sync = match c.durability {
