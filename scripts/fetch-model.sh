@@ -377,8 +377,9 @@ else
   echo "quantised: $model_dir/model.onnx"
 fi
 
-# "fusion": the hybrid settings tuned for this model on the development sets
-# (scripts/tune-fusion.py, docs/QUALITY.md); not part of the model stamp.
+# "fusion": the hybrid settings chosen for this model by leave-one-set-out on the
+# development sets (scripts/loso-fusion.py, docs/QUALITY.md); not part of the
+# model stamp.
 # max_batch 1: the quantised model takes one activation scale per run for the
 # whole batch, so a text's vector would depend on the texts batched with it
 # (cosine down to 0.97 on the guard sentences); one text per run keeps every
@@ -393,7 +394,7 @@ write_if_changed "$model_dir/robotmem-model.json" <<EOF
   "query_prefix": "",
   "passage_prefix": "",
   "max_batch": 1,
-  "fusion": {"lexical_weight": 0.4, "cosine_floor": 0.3, "cosine_ceiling": 1.0}
+  "fusion": {"lexical_weight": 0.6, "cosine_floor": 0.3, "cosine_ceiling": 1.0}
 }
 EOF
 write_if_changed "$model_dir/SOURCES.txt" <<EOF
@@ -491,7 +492,7 @@ else
   "passage_prefix": "",
   "inputs": "ragged",
   "max_batch": 1,
-  "fusion": {"lexical_weight": 0.7, "cosine_floor": 0.1, "cosine_ceiling": 0.7}
+  "fusion": {"lexical_weight": 0.8, "cosine_floor": 0.1, "cosine_ceiling": 0.7, "cross_script_z": 3.0}
 }
 EOF
   write_if_changed "$use_dir/SOURCES.txt" <<EOF
@@ -620,9 +621,9 @@ if [ "${ROBOTMEM_WITH_E5:-0}" = 1 ]; then
     echo "$e5_key $got_onnx $got_tok" >"$e5_made"
     echo "converted: $e5_dir/model.onnx, tokenizer.json"
   fi
-  # max_batch 1: activations are quantised per run (as for MiniLM). "fusion" is a
-  # placeholder until it is tuned: e5's cosines sit near 0.79 for unrelated texts
-  # and 0.88 for related ones.
+  # max_batch 1: activations are quantised per run (as for MiniLM). "fusion":
+  # chosen by leave-one-set-out (scripts/loso-fusion.py, docs/QUALITY.md); e5's
+  # cosines sit near 0.79 for unrelated texts and 0.88 for related ones.
   write_if_changed "$e5_dir/robotmem-model.json" <<EOF
 {
   "name": "$E5_NAME",
@@ -633,7 +634,7 @@ if [ "${ROBOTMEM_WITH_E5:-0}" = 1 ]; then
   "query_prefix": "query: ",
   "passage_prefix": "passage: ",
   "max_batch": 1,
-  "fusion": {"lexical_weight": 0.5, "cosine_floor": 0.75, "cosine_ceiling": 0.95}
+  "fusion": {"lexical_weight": 0.8, "cosine_floor": 0.7, "cosine_ceiling": 0.95}
 }
 EOF
   write_if_changed "$e5_dir/SOURCES.txt" <<EOF
@@ -673,7 +674,7 @@ tokenizer.json  written by scripts/make-e5-model.py with tokenizers $(req_versio
                 engine; a literal "<unk>" in a text is id 3 here.
                 Prefixes "query: " / "passage: "; max_tokens $E5_MAX_TOKENS, special tokens included
                 (the engine embeds longer texts in windows, robotmem truncates them).
-                "fusion" in robotmem-model.json is an untuned placeholder.
+                "fusion" in robotmem-model.json: chosen by leave-one-set-out (docs/QUALITY.md).
 EOF
 fi
 

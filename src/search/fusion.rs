@@ -38,12 +38,42 @@ pub fn weight(f: &FusionConfig, best: f64, cross_script: bool) -> f64 {
 }
 
 /// The fused score (before the real-world boost) of a memory with BM25 share
-/// `lexical` (0 when it holds no query word) and cosine `cosine` (`None`: it has
-/// no vector), at lexical weight `w` ([`weight`]).
-pub fn score(f: &FusionConfig, w: f64, lexical: f64, cosine: Option<f64>) -> f64 {
-    match cosine {
-        Some(c) => w * lexical + (1.0 - w) * semantic(f, c),
+/// `lexical` (0 when it holds no query word) and semantic signal `semantic` in
+/// [0, 1] (`None`: it has no vector), at lexical weight `w` ([`weight`]).
+pub fn score(w: f64, lexical: f64, semantic: Option<f64>) -> f64 {
+    match semantic {
+        Some(s) => w * lexical + (1.0 - w) * s,
         None => lexical,
+    }
+}
+
+/// The cosines of the query's other-script neighbours: their mean and standard
+/// deviation (for `cross_script_z`), from at least 3 of them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Spread {
+    pub mean: f64,
+    pub deviation: f64,
+}
+
+impl Spread {
+    pub fn of(cosines: &[f64]) -> Option<Spread> {
+        if cosines.len() < 3 {
+            return None;
+        }
+        let n = cosines.len() as f64;
+        let mean = cosines.iter().sum::<f64>() / n;
+        let var = cosines.iter().map(|c| (c - mean) * (c - mean)).sum::<f64>() / n;
+        Some(Spread { mean, deviation: var.sqrt().max(1e-6) })
+    }
+}
+
+/// The semantic signal of a memory with cosine `cosine`: standardised among the
+/// other-script neighbours when it is in another script and the model's fusion
+/// asks for it (`spread` known), else [`semantic`].
+pub fn semantic_of(f: &FusionConfig, cosine: f64, cross_script: bool, spread: Option<Spread>) -> f64 {
+    match (f.cross_script_z, spread) {
+        (Some(z), Some(s)) if cross_script => ((cosine - s.mean) / (z * s.deviation)).clamp(0.0, 1.0),
+        _ => semantic(f, cosine),
     }
 }
 
@@ -72,11 +102,12 @@ mod tests {
     #[test]
     fn scores_are_convex_and_clamped() {
         let w = weight(&F, 0.9, false);
+        let sem = |c| Some(semantic(&F, c));
         assert_eq!(w, 0.6);
-        assert_eq!(score(&F, w, 1.0, Some(1.0)), 1.0);
-        assert_eq!(score(&F, w, 0.0, Some(0.1)), 0.0);
-        assert!((score(&F, w, 0.5, Some(0.55)) - (0.6 * 0.5 + 0.4 * 0.5)).abs() < 1e-12);
-        assert_eq!(score(&F, w, 0.25, None), 0.25);
+        assert_eq!(score(w, 1.0, sem(1.0)), 1.0);
+        assert_eq!(score(w, 0.0, sem(0.1)), 0.0);
+        assert!((score(w, 0.5, sem(0.55)) - (0.6 * 0.5 + 0.4 * 0.5)).abs() < 1e-12);
+        assert_eq!(score(w, 0.25, None), 0.25);
         assert!(!above_floor(&F, 0.3) && above_floor(&F, 0.31));
     }
 
@@ -88,8 +119,23 @@ mod tests {
         assert_eq!(weight(&f, 0.0, false), 0.0);
         assert_eq!(weight(&f, 0.8, true), 0.0);
         // A memory in another script is scored on its meaning alone.
-        assert_eq!(score(&f, weight(&f, 0.8, true), 0.0, Some(0.8)), 1.0);
+        assert_eq!(score(weight(&f, 0.8, true), 0.0, Some(semantic(&f, 0.8))), 1.0);
         assert_eq!(weight(&F, 0.0, true), 0.6, "off by default");
         assert!(other_script(1.0, 0.0) && other_script(0.2, 0.6) && !other_script(0.0, 0.3) && !other_script(0.9, 0.5));
+    }
+
+    #[test]
+    fn other_script_cosines_are_standardised_among_their_own() {
+        let f = FusionConfig { cross_script_z: Some(2.0), ..F };
+        let s = Spread::of(&[0.2, 0.3, 0.4]).unwrap();
+        assert!((s.mean - 0.3).abs() < 1e-12);
+        // One deviation above the other-script mean: half of the way to z = 2.
+        assert!((semantic_of(&f, 0.3 + s.deviation, true, Some(s)) - 0.5).abs() < 1e-9);
+        assert_eq!(semantic_of(&f, 0.25, true, Some(s)), 0.0);
+        // Same script, too few neighbours, or the option off: the plain mapping.
+        assert_eq!(semantic_of(&f, 0.55, false, Some(s)), semantic(&f, 0.55));
+        assert_eq!(semantic_of(&f, 0.55, true, None), semantic(&f, 0.55));
+        assert_eq!(semantic_of(&F, 0.55, true, Some(s)), semantic(&F, 0.55));
+        assert!(Spread::of(&[0.1, 0.2]).is_none());
     }
 }

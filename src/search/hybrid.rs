@@ -51,23 +51,39 @@ impl Query<'_> {
         Some(crate::embed::cosine(self.vector, &v) as f64)
     }
 
-    /// The relevance of a memory at lexical weight `w` (`fusion::weight`).
-    fn relevance(&self, w: f64, lexical: f64, cosine: Option<f64>, is_real: bool) -> Option<Relevance> {
+    /// The relevance of a memory (`cross`: in another script than the query)
+    /// at lexical weight `w` (`fusion::weight`); `spread`: the query's
+    /// other-script neighbours, when the model's fusion standardises by them.
+    fn relevance(&self, w: f64, lexical: f64, cosine: Option<f64>, is_real: bool, cross: bool, spread: Option<fusion::Spread>) -> Option<Relevance> {
         let by_vector = cosine.is_some_and(|c| fusion::above_floor(&self.fusion, c));
         if lexical <= 0.0 && !by_vector {
             return None;
         }
         let boost = if is_real { REAL_WORLD_BOOST } else { 1.0 };
-        let score = fusion::score(&self.fusion, w, lexical, cosine) * boost;
+        let semantic = cosine.map(|c| fusion::semantic_of(&self.fusion, c, cross, spread));
+        let score = fusion::score(w, lexical, semantic) * boost;
         Some(Relevance { score, lexical: (lexical > 0.0).then_some(lexical), cosine })
     }
 }
 
+/// The spread of the cosines of the other-script memories among the query's
+/// nearest neighbours (`nearest`: cosine and id), when the model's fusion
+/// standardises by it.
+fn spread(conn: &Connection, f: &FusionConfig, query_cjk: f64, nearest: &[(f32, i64)]) -> Result<Option<fusion::Spread>> {
+    if f.cross_script_z.is_none() {
+        return Ok(None);
+    }
+    let ids: Vec<i64> = nearest.iter().map(|&(_, id)| id).collect();
+    let cross = other_script(conn, f, query_cjk, &ids)?;
+    let cosines: Vec<f64> = nearest.iter().filter(|(_, id)| cross.contains(id)).map(|&(c, _)| c as f64).collect();
+    Ok(fusion::Spread::of(&cosines))
+}
+
 /// Which of `ids` are written in another script than the query (only read when
-/// the model's fusion has a cross-script factor).
+/// the model's fusion treats such memories differently).
 fn other_script(conn: &Connection, f: &FusionConfig, query_cjk: f64, ids: &[i64]) -> Result<HashSet<i64>> {
     let mut out = HashSet::new();
-    if f.cross_script == 1.0 || ids.is_empty() {
+    if (f.cross_script == 1.0 && f.cross_script_z.is_none()) || ids.is_empty() {
         return Ok(out);
     }
     let mut st = conn.prepare_cached("SELECT content FROM memories WHERE id = ?1")?;
@@ -104,12 +120,12 @@ pub fn run(conn: &Connection, index: &TextIndex, plan: &Plan, q: &Query) -> Resu
         let out = constrained::nearest(conn, plan, |id, is_real| {
             let lexical = index.shares(plan.collection, &plan.words, &[id])[0];
             let cross = !other_script(conn, &q.fusion, q.query_cjk, &[id])?.is_empty();
-            Ok(q.relevance(fusion::weight(&q.fusion, 1.0, cross), lexical, q.cosine(id), is_real))
+            Ok(q.relevance(fusion::weight(&q.fusion, 1.0, cross), lexical, q.cosine(id), is_real, cross, None))
         })?;
         return Ok((out, SearchMode::Hybrid));
     }
     let depth = fusion_depth(plan.n);
-    let mut by_vector = vector_list(conn, plan, q, depth)?;
+    let (mut by_vector, nearest) = vector_list(conn, plan, q, depth)?;
     let mut by_words = Vec::new();
     if !plan.words.is_empty() {
         let ranking = candidates::ranking(conn, index, plan)?;
@@ -140,13 +156,15 @@ pub fn run(conn: &Connection, index: &TextIndex, plan: &Plan, q: &Query) -> Resu
     let best = by_words.first().and_then(|e| e.lexical).unwrap_or(0.0);
     let all: Vec<i64> = by_words.iter().chain(&by_vector).map(|e| e.id).collect();
     let cross = other_script(conn, &q.fusion, q.query_cjk, &all)?;
+    let spread = spread(conn, &q.fusion, q.query_cjk, &nearest)?;
     let mut fused: HashMap<i64, Ranked> = HashMap::new();
     for e in by_words.into_iter().chain(by_vector) {
         if fused.contains_key(&e.id) {
             continue;
         }
-        let w = fusion::weight(&q.fusion, best, cross.contains(&e.id));
-        let Some(r) = q.relevance(w, e.lexical.unwrap_or(0.0), e.cosine, e.is_real) else { continue };
+        let other = cross.contains(&e.id);
+        let w = fusion::weight(&q.fusion, best, other);
+        let Some(r) = q.relevance(w, e.lexical.unwrap_or(0.0), e.cosine, e.is_real, other, spread) else { continue };
         let hit = Ranked { id: e.id, score: r.score, lexical: r.lexical, cosine: r.cosine, distance: e.distance, matched: true };
         fused.insert(e.id, hit);
     }
@@ -159,23 +177,27 @@ pub fn run(conn: &Connection, index: &TextIndex, plan: &Plan, q: &Query) -> Resu
 }
 
 /// Memories nearest to the query that pass the filters and are above the
-/// model's cosine floor, nearest first, at most `depth`. Asks for more
-/// neighbours while filters reject too many; each memory is looked up and
-/// filtered once, however many rounds it appears in.
-fn vector_list(conn: &Connection, plan: &Plan, q: &Query, depth: usize) -> Result<Vec<Entry>> {
+/// model's cosine floor, nearest first, at most `depth`; and the `depth`
+/// nearest neighbours of all (cosine, id), whatever the floor and the filters.
+/// Asks for more neighbours while filters reject too many; each memory is
+/// looked up and filtered once, however many rounds it appears in.
+fn vector_list(conn: &Connection, plan: &Plan, q: &Query, depth: usize) -> Result<(Vec<Entry>, Vec<(f32, i64)>)> {
     let mut lookup = Lookup::new(conn, plan)?;
     let mut seen: HashMap<i64, bool> = HashMap::new();
     // Without a context filter, spatial radius or session condition nearly every
     // neighbour is accepted; with one, start wider than a second round would.
     let selective = plan.filter.is_some() || plan.session_id.is_some() || plan.exclude_session.is_some();
     let mut k = if selective { depth * 4 } else { depth + depth / 4 };
+    let mut nearest: Option<Vec<(f32, i64)>> = None;
     loop {
         let found = q.near.knn(q.vector, k)?;
+        let nearest = nearest.get_or_insert_with(|| found.iter().take(depth).copied().collect());
         let exhausted = found.len() < k;
         let mut out = Vec::with_capacity(depth);
         for (cosine, id) in found {
             if !fusion::above_floor(&q.fusion, cosine as f64) {
-                return Ok(out); // nearest first: the rest are below the floor too
+                // Nearest first: the rest are below the floor too.
+                return Ok((out, std::mem::take(nearest)));
             }
             if seen.get(&id) == Some(&false) {
                 continue;
@@ -184,14 +206,14 @@ fn vector_list(conn: &Connection, plan: &Plan, q: &Query, depth: usize) -> Resul
                 seen.insert(id, true);
                 out.push(e);
                 if out.len() == depth {
-                    return Ok(out);
+                    return Ok((out, std::mem::take(nearest)));
                 }
             } else {
                 seen.insert(id, false);
             }
         }
         if exhausted {
-            return Ok(out);
+            return Ok((out, std::mem::take(nearest)));
         }
         k *= 4;
     }
