@@ -577,7 +577,7 @@ if [ "${ROBOTMEM_WITH_E5:-0}" = 1 ]; then
   # Beside the model: a key of everything the conversion reads (source sha, script,
   # pinned tools) and the sha256 of what it made, as for the MiniLM model.
   e5_made=$e5_dir/.e5.sha256
-  e5_key=$({ echo "$E5_SRC_SHA $E5_C_SHA $E5_MAX_TOKENS"; cat "$e5_script" "$convert_requirements"; } |
+  e5_key=$({ echo "$E5_SRC_SHA $E5_C_SHA $E5_MAX_TOKENS"; cat "$e5_script" "$quantize_script" "$convert_script" "$convert_requirements"; } |
     sha256sum | cut -d' ' -f1)
   made_key='' made_onnx='' made_tok=''
   if [ -f "$e5_made" ]; then read -r made_key made_onnx made_tok <"$e5_made" || true; fi

@@ -86,10 +86,8 @@ MatMulNBits, the Q4_0 nibbles only repacked; not used by fetch-model.sh) and
 
 import argparse
 import gzip
-import hashlib
 import io
 import json
-import logging
 import os
 import random
 import shutil
@@ -98,9 +96,29 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
+
+import importlib.util
 
 import numpy as np
+
+
+def _sibling(file_name, module_name):
+    """Another conversion script of scripts/, as a module (its main() is not run)."""
+    spec = importlib.util.spec_from_file_location(module_name, os.path.join(os.path.dirname(__file__), file_name))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# The int8 step, checksums and op counts are scripts/quantize-minilm.py's (the same
+# quantize_dynamic parameters); atomic writes are scripts/make-use-model.py's.
+_minilm = _sibling("quantize-minilm.py", "quantize_minilm")
+_use = _sibling("make-use-model.py", "make_use_model")
+QUANT_PARAMS = _minilm.QUANT_PARAMS
+sha256_file = _minilm.sha256_file
+quantize = _minilm.quantize
+_op_counts = _minilm._op_counts
+_write_atomic = _use._write_atomic
 
 QK = 32  # Q4_0 block size
 MAGIC = b"E5S1"
@@ -110,14 +128,6 @@ OPSET = 18
 IR_VERSION = 9
 QUERY_PREFIX, PASSAGE_PREFIX = "query: ", "passage: "
 MASK_BIAS = -10000.0
-
-# quantize_dynamic parameters (the same as scripts/quantize-minilm.py).
-QUANT_PARAMS = {
-    "weight_type": "QInt8",
-    "per_channel": True,
-    "reduce_range": False,
-    "op_types_to_quantize": ["MatMul"],
-}
 
 # Fixed guard sentences: robot memories and queries in English and Chinese,
 # translation pairs, numbers, mixed scripts, one long text. Each is embedded as
@@ -185,22 +195,6 @@ BENCH = [
     "三号关节在夜班时过热",
     "障碍物挡住通道时重新规划路线",
 ]
-
-
-def sha256_file(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def _write_atomic(path, data):
-    part = path + ".part"
-    with open(part, "wb") as f:
-        f.write(data)
-    os.chmod(part, 0o644)
-    os.replace(part, path)
 
 
 # --------------------------------------------------------------------------
@@ -461,20 +455,6 @@ def build_graph(img, variant):
     return model
 
 
-def quantize(fp32_path, out):
-    from onnxruntime.quantization import QuantType, quantize_dynamic  # noqa: PLC0415
-
-    p = QUANT_PARAMS
-    # As in scripts/quantize-minilm.py: the external-data names of
-    # quantize_dynamic's temporary copy come from uuid.uuid1(), whose MAC lookup
-    # opens sockets; random names do the same without any.
-    uuid.uuid1 = lambda *_args, **_kwargs: uuid.uuid4()
-    logging.disable(logging.WARNING)
-    quantize_dynamic(fp32_path, out, weight_type=getattr(QuantType, p["weight_type"]), per_channel=p["per_channel"],
-                     reduce_range=p["reduce_range"], op_types_to_quantize=p["op_types_to_quantize"])
-    logging.disable(logging.NOTSET)
-
-
 def build(img, variant, tmp):
     """Writes tmp/model.onnx (and tmp/fp32.onnx for int8); returns (model, fp32 or None)."""
     out = os.path.join(tmp, "model.onnx")
@@ -485,15 +465,6 @@ def build(img, variant, tmp):
     _write_atomic(fp32, build_graph(img, "fp32").SerializeToString(deterministic=True))
     quantize(fp32, out)
     return out, fp32
-
-
-def _op_counts(path):
-    import onnx  # noqa: PLC0415
-
-    counts = {}
-    for n in onnx.load(path, load_external_data=False).graph.node:
-        counts[n.op_type] = counts.get(n.op_type, 0) + 1
-    return counts
 
 
 # --------------------------------------------------------------------------

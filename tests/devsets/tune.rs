@@ -1,6 +1,6 @@
 //! Fusion tuning dumps: for each query, the candidates hybrid fusion would see
 //! at n = 10 (the top `DEPTH` memories by BM25 share and the top `DEPTH` by
-//! cosine), each with both signals, so `scripts/tune-fusion.py` can score any
+//! cosine), each with both signals, so `scripts/loso-fusion.py` can score any
 //! fusion setting offline without re-running recall. The two lists come from two
 //! handles on the learned file whose fusion is overridden to rank by one signal
 //! alone (cosine floor −1: every neighbour counts).
