@@ -7,16 +7,16 @@
 //! cargo path.) Pointer-length pairs are fuzzed over every length the test's own
 //! buffers make safe to read plus every length above the documented limit.
 
-use std::ffi::{c_char, CStr, CString};
+use std::ffi::{c_char, CString};
 use std::ptr::{null, null_mut};
 
 use proptest::prelude::*;
 use robotmem::ffi::*;
 
-fn last_error() -> String {
-    // SAFETY: never NULL; valid until the next call on this thread.
-    unsafe { CStr::from_ptr(rm_last_error()) }.to_string_lossy().into_owned()
-}
+#[path = "common/c_abi.rs"]
+mod c_abi;
+
+use c_abi::last_error;
 
 /// The status of a call and its message: never a panic, never a source path.
 fn checked(status: rm_status) -> (rm_status, String) {
@@ -29,18 +29,7 @@ fn checked(status: rm_status) -> (rm_status, String) {
 }
 
 fn open_default() -> *mut rm_db {
-    let mut o = std::mem::MaybeUninit::<rm_open_options>::uninit();
-    // SAFETY: init writes every field.
-    let mut o = unsafe {
-        assert_eq!(rm_open_options_init(o.as_mut_ptr()), rm_status::RM_OK);
-        o.assume_init()
-    };
-    o.path = c":memory:".as_ptr();
-    o.embeddings = false;
-    let mut db = null_mut();
-    // SAFETY: valid options and out pointer.
-    assert_eq!(unsafe { rm_open(&o, &mut db) }, rm_status::RM_OK, "{}", last_error());
-    db
+    c_abi::open_in_memory()
 }
 
 fn unit(v: f64) -> bool {

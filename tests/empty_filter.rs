@@ -9,6 +9,9 @@ use std::ptr::{null, null_mut};
 use robotmem::ffi::*;
 use robotmem::*;
 
+#[path = "common/c_abi.rs"]
+mod c_abi;
+
 const TEXTS: [&str; 3] = [
     "gripper force 12.5N works best on the red cup",
     "the blue box slipped at gripper force 8N",
@@ -71,17 +74,7 @@ fn c_ids(db: *mut rm_db, query: &str, filter: Option<&CStr>) -> Vec<i64> {
 
 #[test]
 fn an_empty_context_filter_matches_every_memory_through_the_c_abi() {
-    let mut o = std::mem::MaybeUninit::<rm_open_options>::uninit();
-    // SAFETY: init writes every field.
-    let mut o = unsafe {
-        assert_eq!(rm_open_options_init(o.as_mut_ptr()), rm_status::RM_OK);
-        o.assume_init()
-    };
-    o.path = c":memory:".as_ptr();
-    o.embeddings = false;
-    let mut db = null_mut();
-    // SAFETY: valid options and out pointer.
-    assert_eq!(unsafe { rm_open(&o, &mut db) }, rm_status::RM_OK);
+    let db = c_abi::open_in_memory();
     for t in TEXTS {
         let t = CString::new(t).unwrap();
         // SAFETY: valid handle and text; NULL options and out are allowed.

@@ -3,11 +3,13 @@
 //! expansion. Before: `decay_rate = -DBL_MIN` came back as
 //! "-0.0000…00022250738585072014" (over 300 characters).
 
-use std::ffi::CStr;
 use std::ptr::null_mut;
 
 use robotmem::ffi::*;
 use robotmem::*;
+
+#[path = "common/c_abi.rs"]
+mod c_abi;
 
 /// Every bad value whose exact decimal form is long, and some short ones.
 const VALUES: [f64; 8] = [-f64::MIN_POSITIVE, f64::MAX, f64::MIN, -5e-324, 1e300, -1e-300, 1.5, -0.25];
@@ -23,21 +25,11 @@ fn short_and_exact(msg: &str, field: &str, v: f64) {
 #[test]
 fn out_of_range_numbers_are_echoed_short_through_the_c_abi() {
     for v in VALUES.into_iter().filter(|v| !(0.0..=1.0).contains(v)) {
-        let mut o = std::mem::MaybeUninit::<rm_open_options>::uninit();
-        // SAFETY: init writes every field.
-        let mut o = unsafe {
-            assert_eq!(rm_open_options_init(o.as_mut_ptr()), rm_status::RM_OK);
-            o.assume_init()
-        };
-        o.path = c":memory:".as_ptr();
-        o.embeddings = false;
-        o.decay_rate = v;
+        let o = rm_open_options { decay_rate: v, ..c_abi::memory_options() };
         let mut db = null_mut();
         // SAFETY: valid options and out pointer.
         assert_eq!(unsafe { rm_open(&o, &mut db) }, rm_status::RM_INVALID_ARGUMENT);
-        // SAFETY: never NULL; valid until the next call on this thread.
-        let msg = unsafe { CStr::from_ptr(rm_last_error()) }.to_string_lossy().into_owned();
-        short_and_exact(&msg, "decay_rate", v);
+        short_and_exact(&c_abi::last_error(), "decay_rate", v);
     }
 }
 

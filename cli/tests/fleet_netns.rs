@@ -18,16 +18,8 @@ mod view;
 
 use std::time::{Duration, Instant};
 
-use hub::Server;
-use netns::Lab;
-use netns_case::{row, Rig};
+use netns_case::{row, setup, Rig};
 use proxy::Mode;
-
-fn setup(test: &str) -> Option<(Server, Lab)> {
-    let lab = Lab::get(test)?;
-    let server = Server::get(test)?;
-    Some((server, lab))
-}
 
 #[test]
 fn a_300ms_round_trip_with_jitter() {

@@ -25,15 +25,9 @@ mod view;
 
 use std::time::{Duration, Instant};
 
-use hub::{wait_for, Server};
-use netns::Lab;
-use netns_case::{row, Rig};
+use hub::wait_for;
 
-fn setup(test: &str) -> Option<(Server, Lab)> {
-    let lab = Lab::get(test)?;
-    let server = Server::get(test)?;
-    Some((server, lab))
-}
+use netns_case::{row, setup, Rig};
 
 #[test]
 fn a_70s_black_hole_fails_the_waiting_calls_within_a_minute() {

@@ -222,6 +222,14 @@ impl<'a> Rig<'a> {
 }
 
 /// A row of the report: | case | fault | converged after | learns during | learn p50/p95/max | recall | timeouts |
+/// The lab (namespaces) and the hub's server for a test, or None (SKIPPED, said
+/// by whichever could not be had).
+pub fn setup(test: &str) -> Option<(Server, Lab)> {
+    let lab = Lab::get(test)?;
+    let server = Server::get(test)?;
+    Some((server, lab))
+}
+
 pub fn row(case: &str, fault: &str, converged: Duration, lat: &mut Latency, timeouts: &str) {
     report(&format!(
         "| {case} | {fault} | {:.1} s | {} | {} | {} | {timeouts} |",
