@@ -31,7 +31,9 @@ top 40 above the floor; for memory m and query q
               = w * min(1, L_q / sat)               (family "adaptive": L_q = the
                                                      query's best BM25 share)
   w_m         = w_q * xl   when m and q are in different scripts (one has a CJK
-                            share of 0.5 or more, the other not), else w_q
+                            share of 0.5 or more, the other no CJK character;
+                            a code-switched text is in neither's other script),
+                            else w_q
   semantic(m) = clamp((cos - mu_x) / (zmax * sd_x), 0, 1) for a memory in the other
                 script (family "z"): its cosine standardised among the other-script
                 memories of the query's cosine top 40 (mean mu_x, deviation sd_x;
@@ -61,9 +63,14 @@ def load(path):
             rows = [r for r in d["c"] if (r[3] is not None and r[3] < DEPTH) or (r[4] is not None and r[4] < DEPTH)]
             qcjk = d.get("qcjk", 0.0)
             best = max((r[1] or 0.0 for r in rows if r[3] is not None and r[3] < DEPTH), default=0.0)
-            cross = [((r[6] if len(r) > 6 else 0.0) >= 0.5) != (qcjk >= 0.5) for r in rows]
+            cross = [other_script(qcjk, r[6] if len(r) > 6 else 0.0) for r in rows]
             out.append((d["kind"], best, list(zip(rows, cross)), cross_stats(rows, cross)))
     return out
+
+
+def other_script(query_cjk, memory_cjk):
+    """As src/search/fusion.rs: one text mostly Chinese, the other without CJK."""
+    return (query_cjk >= 0.5 and memory_cjk == 0.0) or (query_cjk == 0.0 and memory_cjk >= 0.5)
 
 
 def cross_stats(rows, cross):

@@ -85,8 +85,9 @@ pub struct ModelConfig {
 ///
 /// Two refinements, both off unless the model's "fusion" entry sets them:
 /// - `cross_script`: the factor on the lexical weight for a memory written in
-///   another script than the query (Chinese vs. not: [`crate::text::cjk_share`]
-///   at 0.5 or more). Such a memory can hardly share the query's words, so with
+///   another script than the query (one mostly Chinese, [`crate::text::cjk_share`]
+///   0.5 or more, the other without any CJK character; a code-switched text is in
+///   neither's other script). Such a memory can hardly share the query's words, so with
 ///   0 it is scored on its meaning alone instead of being capped at
 ///   `1 − lexical_weight`. 1 (the default) treats it like any other.
 /// - `lexical_saturation`: when set, a query's lexical weight is

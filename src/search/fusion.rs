@@ -77,10 +77,12 @@ pub fn semantic_of(f: &FusionConfig, cosine: f64, cross_script: bool, spread: Op
     }
 }
 
-/// Whether two texts are in different scripts for fusion: one Chinese (CJK share
-/// 0.5 or more), the other not.
+/// Whether two texts are in different scripts for fusion, so that they cannot
+/// share a word: one is mostly Chinese (CJK share 0.5 or more) and the other has
+/// no CJK character at all. A code-switched text ("AGV-3 dock B 坡道 打滑") is in
+/// neither's other script: it can share words with both.
 pub fn other_script(query_cjk: f64, memory_cjk: f64) -> bool {
-    (query_cjk >= 0.5) != (memory_cjk >= 0.5)
+    (query_cjk >= 0.5 && memory_cjk == 0.0) || (query_cjk == 0.0 && memory_cjk >= 0.5)
 }
 
 /// The cosine mapped to [0, 1] between the model's floor and ceiling.
@@ -121,7 +123,9 @@ mod tests {
         // A memory in another script is scored on its meaning alone.
         assert_eq!(score(weight(&f, 0.8, true), 0.0, Some(semantic(&f, 0.8))), 1.0);
         assert_eq!(weight(&F, 0.0, true), 0.6, "off by default");
-        assert!(other_script(1.0, 0.0) && other_script(0.2, 0.6) && !other_script(0.0, 0.3) && !other_script(0.9, 0.5));
+        assert!(other_script(1.0, 0.0) && other_script(0.0, 0.6) && other_script(0.5, 0.0));
+        // Code-switched texts share words with both scripts.
+        assert!(!other_script(0.2, 0.6) && !other_script(0.35, 0.0) && !other_script(0.0, 0.3) && !other_script(0.9, 0.5));
     }
 
     #[test]
