@@ -16,12 +16,7 @@ const WORDS: &[&str] = &[
 ];
 const QUERIES: &[&str] = &["grasp red mug", "push box", "cable on belt", "blue bowl angle", "抓取杯子", "door lift speed", "wrench"];
 
-fn open(p: &Path) -> Db {
-    let mut o = OpenOptions::path(p);
-    o.embeddings = false;
-    o.durability = Durability::Normal;
-    Db::open(o).unwrap()
-}
+use scratch::open_lexical as open;
 
 /// Deterministic texts: each one different (a serial), most sharing common words.
 fn text(i: u64) -> String {

@@ -14,12 +14,7 @@ use robotmem::*;
 
 type Hits = Vec<Vec<(i64, u64, Option<u64>)>>;
 
-fn open(p: &Path) -> Db {
-    let mut o = OpenOptions::path(p);
-    o.embeddings = false;
-    o.durability = Durability::Normal;
-    Db::open(o).unwrap()
-}
+use scratch::open_lexical as open;
 
 fn context(i: u64) -> String {
     let name = ["grasp", "push", "place"][(i % 3) as usize];

@@ -31,3 +31,12 @@ impl AsRef<Path> for Scratch {
         self.0.path()
     }
 }
+
+/// The database at `p` opened without the model, at `Durability::Normal` (the
+/// tests of the stored indexes).
+pub fn open_lexical(p: &Path) -> robotmem::Db {
+    let mut o = robotmem::OpenOptions::path(p);
+    o.embeddings = false;
+    o.durability = robotmem::Durability::Normal;
+    robotmem::Db::open(o).unwrap()
+}
