@@ -84,6 +84,10 @@ if [ "$(id -u)" -eq 0 ]; then
   done
 fi
 step "network namespace for the hub"
+# iproute2 (ip, tc) from Debian when missing; as root only, where namespaces can be made.
+if [ "$(id -u)" -eq 0 ] && ! command -v ip >/dev/null; then
+  apt_install_missing iproute2 || echo "fleet: iproute2 could not be installed" >&2
+fi
 if [ "$(id -u)" -ne 0 ]; then
   netns_skip="not root (network namespaces need CAP_NET_ADMIN)"
 elif ! command -v ip >/dev/null; then

@@ -27,13 +27,10 @@ set's paraphrases and cross-lingual queries.
 Fusion family (src/search/fusion.rs): candidates = BM25 top 40 and the cosine
 top 40 above the floor; for memory m and query q
   semantic(m) = clamp((cos - floor) / (ceil - floor), 0, 1)
-  w_q         = w                                   (family "fixed")
-              = w * min(1, L_q / sat)               (family "adaptive": L_q = the
-                                                     query's best BM25 share)
-  w_m         = w_q * xl   when m and q are in different scripts (one has a CJK
+  w_m         = w * xl   when m and q are in different scripts (one has a CJK
                             share of 0.5 or more, the other no CJK character;
                             a code-switched text is in neither's other script),
-                            else w_q
+                            else w
   semantic(m) = clamp((cos - mu_x) / (zmax * sd_x), 0, 1) for a memory in the other
                 script (family "z"): its cosine standardised among the other-script
                 memories of the query's cosine top 40 (mean mu_x, deviation sd_x;
@@ -62,9 +59,8 @@ def load(path):
             d = json.loads(line)
             rows = [r for r in d["c"] if (r[3] is not None and r[3] < DEPTH) or (r[4] is not None and r[4] < DEPTH)]
             qcjk = d.get("qcjk", 0.0)
-            best = max((r[1] or 0.0 for r in rows if r[3] is not None and r[3] < DEPTH), default=0.0)
             cross = [other_script(qcjk, r[6] if len(r) > 6 else 0.0) for r in rows]
-            out.append((d["kind"], best, list(zip(rows, cross)), cross_stats(rows, cross)))
+            out.append((d["kind"], list(zip(rows, cross)), cross_stats(rows, cross)))
     return out
 
 
@@ -97,11 +93,9 @@ def bm25_rank(cands):
 
 
 def fused_rank(query, s):
-    _, best, cands, xstats = query
+    _, cands, xstats = query
     w, floor, ceil, xl = s["w"], s["floor"], s["ceil"], s.get("xl", 1.0)
     zmax = s.get("zmax")
-    if s.get("sat"):
-        w = w * min(1.0, best / s["sat"])
     pool = []
     for r, cross in cands:
         mid, lex, cos, lr, cr = r[0], r[1], r[2], r[3], r[4]
@@ -163,14 +157,11 @@ def family(name, a):
     ceils = [float(x) for x in a.ceils.split(",")]
     ws = [float(x) for x in a.weights.split(",")]
     xls = [1.0] if name in ("fixed", "z") else [float(x) for x in a.xls.split(",")]
-    sats = [None] if name in ("fixed", "lang", "z") else [float(x) for x in a.sats.split(",")]
     zmaxes = [float(x) for x in a.zmaxes.split(",")] if name == "z" else [None]
     out = []
-    for w, f, c, xl, sat, z in itertools.product(ws, floors, ceils, xls, sats, zmaxes):
+    for w, f, c, xl, z in itertools.product(ws, floors, ceils, xls, zmaxes):
         if c > f:
             s = {"w": w, "floor": f, "ceil": c, "xl": xl}
-            if sat:
-                s["sat"] = sat
             if z:
                 s["zmax"] = z
             out.append(s)
@@ -230,7 +221,7 @@ def describe(s):
 
 
 def row(name, firsts_h, qs):
-    b = [bm25_rank(q[2]) for q in qs]
+    b = [bm25_rank(q[1]) for q in qs]
     d10 = paired_ci(hits(firsts_h, 10), hits(b, 10))
     dm = paired_ci(rr(firsts_h), rr(b))
     return (f"| {name} | {len(qs)} | {mean(hits(b, 10)):.4f} / {mean(rr(b)):.4f} | "
@@ -257,12 +248,11 @@ def report(name, s, per_kind=True):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("dumps", nargs="+")
-    ap.add_argument("--family", default="fixed,lang,adaptive")
+    ap.add_argument("--family", default="fixed,lang,z")
     ap.add_argument("--weights", default="0.3,0.4,0.5,0.6,0.7,0.8,0.9")
     ap.add_argument("--floors", default="0.0,0.1,0.2,0.3,0.4")
     ap.add_argument("--ceils", default="0.6,0.7,0.8,1.0")
     ap.add_argument("--xls", default="0.0,0.5,1.0")
-    ap.add_argument("--sats", default="0.2,0.4,0.6")
     ap.add_argument("--zmaxes", default="2,3,4")
     ap.add_argument("--require-gain", default="",
                     help="query kinds that must be better than BM25 beyond noise, e.g. paraphrase-en,crosslingual-zh")
@@ -274,7 +264,7 @@ def main():
         name = p.rsplit("/", 1)[-1].rsplit(".", 1)[0]
         SETS[name] = load(p)
     for name, qs in SETS.items():
-        BASE[name] = rr([bm25_rank(q[2]) for q in qs])
+        BASE[name] = rr([bm25_rank(q[1]) for q in qs])
         GROUPS[name] = list(groups(name).items())
     header = ("| set | queries | bm25 R@10 / MRR@10 | hybrid R@5 / R@10 / MRR@10 | Δ R@10 [95 % CI] | Δ MRR@10 [95 % CI] |\n"
               "|---|---|---|---|---|---|")

@@ -90,10 +90,6 @@ pub struct ModelConfig {
 ///   neither's other script). Such a memory can hardly share the query's words, so with
 ///   0 it is scored on its meaning alone instead of being capped at
 ///   `1 − lexical_weight`. 1 (the default) treats it like any other.
-/// - `lexical_saturation`: when set, a query's lexical weight is
-///   `lexical_weight × min(1, best / lexical_saturation)`, `best` the largest BM25
-///   share among its candidates: a query whose words match nothing well leans on
-///   meaning, one with a strong word match keeps the full weight.
 /// - `cross_script_z`: when set (to `z`), the semantic signal of a memory in
 ///   another script than the query is its cosine standardised among the
 ///   other-script memories of the query's nearest [`crate::search::hybrid::MIN_FUSION_DEPTH`]
@@ -109,8 +105,6 @@ pub struct FusionConfig {
     pub cosine_ceiling: f64,
     #[serde(default = "one")]
     pub cross_script: f64,
-    #[serde(default)]
-    pub lexical_saturation: Option<f64>,
     #[serde(default)]
     pub cross_script_z: Option<f64>,
 }
@@ -137,7 +131,6 @@ impl FusionConfig {
             cosine_floor,
             cosine_ceiling,
             cross_script: 1.0,
-            lexical_saturation: None,
             cross_script_z: None,
         }
     }
@@ -148,7 +141,6 @@ impl FusionConfig {
             && self.cosine_ceiling > self.cosine_floor
             && self.cosine_ceiling <= 1.0
             && (0.0..=1.0).contains(&self.cross_script)
-            && self.lexical_saturation.is_none_or(|s| s > 0.0 && s <= 1.0)
             && self.cross_script_z.is_none_or(|z| z > 0.0 && z <= 100.0)
     }
 }

@@ -21,19 +21,14 @@
 
 use crate::embed::FusionConfig;
 
-/// The lexical weight of one memory for one query: the model's weight, scaled
-/// down for a query whose best BM25 share `best` is below the saturation (when
-/// the model sets one) and by `cross_script` for a memory in another script than
-/// the query's (`FusionConfig`'s docs).
-pub fn weight(f: &FusionConfig, best: f64, cross_script: bool) -> f64 {
-    let w = match f.lexical_saturation {
-        Some(sat) => f.lexical_weight * (best / sat).min(1.0),
-        None => f.lexical_weight,
-    };
+/// The lexical weight of one memory: the model's weight, scaled by
+/// `cross_script` for a memory in another script than the query's
+/// (`FusionConfig`'s docs).
+pub fn weight(f: &FusionConfig, cross_script: bool) -> f64 {
     if cross_script {
-        w * f.cross_script
+        f.lexical_weight * f.cross_script
     } else {
-        w
+        f.lexical_weight
     }
 }
 
@@ -103,7 +98,7 @@ mod tests {
 
     #[test]
     fn scores_are_convex_and_clamped() {
-        let w = weight(&F, 0.9, false);
+        let w = weight(&F, false);
         let sem = |c| Some(semantic(&F, c));
         assert_eq!(w, 0.6);
         assert_eq!(score(w, 1.0, sem(1.0)), 1.0);
@@ -114,15 +109,13 @@ mod tests {
     }
 
     #[test]
-    fn weights_follow_the_query_and_the_script() {
-        let f = FusionConfig { cross_script: 0.0, lexical_saturation: Some(0.4), ..F };
-        assert_eq!(weight(&f, 0.8, false), 0.6);
-        assert!((weight(&f, 0.2, false) - 0.3).abs() < 1e-12);
-        assert_eq!(weight(&f, 0.0, false), 0.0);
-        assert_eq!(weight(&f, 0.8, true), 0.0);
+    fn weights_follow_the_script() {
+        let f = FusionConfig { cross_script: 0.0, ..F };
+        assert_eq!(weight(&f, false), 0.6);
+        assert_eq!(weight(&f, true), 0.0);
         // A memory in another script is scored on its meaning alone.
-        assert_eq!(score(weight(&f, 0.8, true), 0.0, Some(semantic(&f, 0.8))), 1.0);
-        assert_eq!(weight(&F, 0.0, true), 0.6, "off by default");
+        assert_eq!(score(weight(&f, true), 0.0, Some(semantic(&f, 0.8))), 1.0);
+        assert_eq!(weight(&F, true), 0.6, "off by default");
         assert!(other_script(1.0, 0.0) && other_script(0.0, 0.6) && other_script(0.5, 0.0));
         // Code-switched texts share words with both scripts.
         assert!(!other_script(0.2, 0.6) && !other_script(0.35, 0.0) && !other_script(0.0, 0.3) && !other_script(0.9, 0.5));

@@ -20,7 +20,7 @@ use super::candidates::{self, Candidate, Lookup};
 use super::constrained::{self, Relevance};
 use super::fusion;
 use super::index::TextIndex;
-use super::vindex::Nearest;
+use super::vindex::{Nearest, Neighbours};
 use super::{admit, normalise, quality, Plan, Ranked, REAL_WORLD_BOOST};
 use crate::embed::FusionConfig;
 use crate::error::Result;
@@ -66,17 +66,13 @@ impl Query<'_> {
     }
 }
 
-/// The spread of the cosines of the other-script memories among the query's
-/// nearest neighbours (`nearest`: cosine and id), when the model's fusion
-/// standardises by it.
-fn spread(conn: &Connection, f: &FusionConfig, query_cjk: f64, nearest: &[(f32, i64)]) -> Result<Option<fusion::Spread>> {
-    if f.cross_script_z.is_none() {
-        return Ok(None);
-    }
-    let ids: Vec<i64> = nearest.iter().map(|&(_, id)| id).collect();
-    let cross = other_script(conn, f, query_cjk, &ids)?;
+/// The spread of the cosines of the other-script memories (`cross`) among the
+/// query's nearest neighbours (`nearest`: cosine and id), when the model's
+/// fusion standardises by it.
+fn spread(f: &FusionConfig, cross: &HashSet<i64>, nearest: &[(f32, i64)]) -> Option<fusion::Spread> {
+    f.cross_script_z?;
     let cosines: Vec<f64> = nearest.iter().filter(|(_, id)| cross.contains(id)).map(|&(c, _)| c as f64).collect();
-    Ok(fusion::Spread::of(&cosines))
+    fusion::Spread::of(&cosines)
 }
 
 /// Which of `ids` are written in another script than the query (only read when
@@ -120,7 +116,7 @@ pub fn run(conn: &Connection, index: &TextIndex, plan: &Plan, q: &Query) -> Resu
         let out = constrained::nearest(conn, plan, |id, is_real| {
             let lexical = index.shares(plan.collection, &plan.words, &[id])[0];
             let cross = !other_script(conn, &q.fusion, q.query_cjk, &[id])?.is_empty();
-            Ok(q.relevance(fusion::weight(&q.fusion, 1.0, cross), lexical, q.cosine(id), is_real, cross, None))
+            Ok(q.relevance(fusion::weight(&q.fusion, cross), lexical, q.cosine(id), is_real, cross, None))
         })?;
         return Ok((out, SearchMode::Hybrid));
     }
@@ -151,19 +147,21 @@ pub fn run(conn: &Connection, index: &TextIndex, plan: &Plan, q: &Query) -> Resu
     for (e, share) in by_vector.iter_mut().zip(index.shares(plan.collection, &plan.words, &ids)) {
         e.lexical = (share > 0.0).then_some(share);
     }
-    // The query's best BM25 share (the lists are in BM25 order) and the memories
-    // in another script, for the weights of the model's fusion.
-    let best = by_words.first().and_then(|e| e.lexical).unwrap_or(0.0);
-    let all: Vec<i64> = by_words.iter().chain(&by_vector).map(|e| e.id).collect();
-    let cross = other_script(conn, &q.fusion, q.query_cjk, &all)?;
-    let spread = spread(conn, &q.fusion, q.query_cjk, &nearest)?;
+    // The memories in another script, for the weights of the model's fusion.
+    // One read per memory of both lists and of the nearest neighbours (mostly the
+    // same memories), only when the model's fusion looks at scripts.
+    let mut ids: Vec<i64> = by_words.iter().chain(&by_vector).map(|e| e.id).chain(nearest.iter().map(|&(_, id)| id)).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let cross = other_script(conn, &q.fusion, q.query_cjk, &ids)?;
+    let spread = spread(&q.fusion, &cross, &nearest);
     let mut fused: HashMap<i64, Ranked> = HashMap::new();
     for e in by_words.into_iter().chain(by_vector) {
         if fused.contains_key(&e.id) {
             continue;
         }
         let other = cross.contains(&e.id);
-        let w = fusion::weight(&q.fusion, best, other);
+        let w = fusion::weight(&q.fusion, other);
         let Some(r) = q.relevance(w, e.lexical.unwrap_or(0.0), e.cosine, e.is_real, other, spread) else { continue };
         let hit = Ranked { id: e.id, score: r.score, lexical: r.lexical, cosine: r.cosine, distance: e.distance, matched: true };
         fused.insert(e.id, hit);
@@ -181,14 +179,14 @@ pub fn run(conn: &Connection, index: &TextIndex, plan: &Plan, q: &Query) -> Resu
 /// nearest neighbours of all (cosine, id), whatever the floor and the filters.
 /// Asks for more neighbours while filters reject too many; each memory is
 /// looked up and filtered once, however many rounds it appears in.
-fn vector_list(conn: &Connection, plan: &Plan, q: &Query, depth: usize) -> Result<(Vec<Entry>, Vec<(f32, i64)>)> {
+fn vector_list(conn: &Connection, plan: &Plan, q: &Query, depth: usize) -> Result<(Vec<Entry>, Neighbours)> {
     let mut lookup = Lookup::new(conn, plan)?;
     let mut seen: HashMap<i64, bool> = HashMap::new();
     // Without a context filter, spatial radius or session condition nearly every
     // neighbour is accepted; with one, start wider than a second round would.
     let selective = plan.filter.is_some() || plan.session_id.is_some() || plan.exclude_session.is_some();
     let mut k = if selective { depth * 4 } else { depth + depth / 4 };
-    let mut nearest: Option<Vec<(f32, i64)>> = None;
+    let mut nearest: Option<Neighbours> = None;
     loop {
         let found = q.near.knn(q.vector, k)?;
         let nearest = nearest.get_or_insert_with(|| found.iter().take(depth).copied().collect());
