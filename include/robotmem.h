@@ -31,14 +31,14 @@
 #include <stdint.h>
 
 #define RM_VERSION_MAJOR 0
-#define RM_VERSION_MINOR 3
+#define RM_VERSION_MINOR 4
 #define RM_VERSION_PATCH 0
-#define RM_VERSION_STRING "0.3.0"
+#define RM_VERSION_STRING "0.4.0"
 
 
 // Confidence of a new perception (spec 000: the column default 0.9). Sensor data
 // is what was measured; the text-richness signals of facts do not apply.
-#define PERCEPTION_CONFIDENCE 0.9
+#define RM_PERCEPTION_CONFIDENCE 0.9
 
 // Largest batch accepted by rm_learn_batch().
 #define RM_MAX_BATCH 10000
@@ -79,7 +79,7 @@
 #define RM_MAX_RESULTS 100
 
 // Largest `busy_timeout_ms` (SQLite takes the timeout as a C `int`).
-#define MAX_BUSY_TIMEOUT_MS (uint32_t)INT32_MAX
+#define RM_MAX_BUSY_TIMEOUT_MS (uint32_t)INT32_MAX
 
 // Status code returned by every fallible function. `RM_OK` is 0; every other
 // value is an error whose message `rm_last_error()` returns.
@@ -468,6 +468,11 @@ typedef struct rm_recall_options {
   // (relevance breaks distance ties; a memory without usable coordinates is at
   // +infinity). NULL: relevance order.
   const char *spatial_sort;
+  // Fold results that say the same thing into the best-ranked of them: word
+  // sets alike (Jaccard > 0.5, Chinese segmented) and the same success/failure
+  // outcome; numbers may differ. Each hit then lists the ids it stands for
+  // (rm_hit.similar_ids), and n hits are n different facts. Default false.
+  bool group_similar;
 } rm_recall_options;
 
 // A memory as seen from C. All strings are UTF-8, NUL-terminated and owned by
@@ -529,6 +534,11 @@ typedef struct rm_hit {
   // has_cosine (hybrid recall, and the memory has a vector).
   double cosine;
   bool has_cosine;
+  // With rm_recall_options.group_similar: the ids of the other ranked memories
+  // that say the same thing as this one, best first (similar_count of them;
+  // NULL when 0). Owned by the result.
+  const int64_t *similar_ids;
+  size_t similar_count;
 } rm_hit;
 
 // Result of rm_recall(). Free with rm_recall_result_free().
@@ -795,7 +805,8 @@ rm_status rm_learn(struct rm_db *db,
                    const struct rm_learn_options *opts,
                    struct rm_learn_result **out);
 
-// Sets `opts` to the defaults (n = 5, min_confidence = 0.3, everything else NULL).
+// Sets `opts` to the defaults (n = 5, min_confidence = 0.3, group_similar false,
+// everything else NULL).
 //
 // Errors: RM_INVALID_ARGUMENT if `opts` is NULL.
 rm_status rm_recall_options_init(struct rm_recall_options *opts);

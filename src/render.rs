@@ -90,6 +90,9 @@ pub fn hit(h: &Hit) -> Value {
     if let Some(d) = h.distance {
         obj.insert("_distance".into(), if d.is_finite() { json!(d) } else { Value::Null });
     }
+    if !h.similar.is_empty() {
+        obj.insert("_similar".into(), json!(h.similar));
+    }
     v
 }
 

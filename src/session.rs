@@ -10,7 +10,7 @@ use crate::text;
 use crate::types::{Consolidation, SessionSummary};
 
 /// Jaccard similarity above which memories of one session are merged.
-pub const CONSOLIDATION_THRESHOLD: f64 = 0.50;
+pub const CONSOLIDATION_THRESHOLD: f64 = text::SIMILAR_JACCARD;
 /// Memories at or above this confidence are never consolidated.
 pub const CONSOLIDATION_MAX_CONFIDENCE: f64 = 0.95;
 /// Decay never touches confidences at or below this floor.

@@ -196,6 +196,10 @@ pub fn fts_query(query: &str) -> Option<String> {
     fts_or_query(&query_words(query))
 }
 
+/// Word-set Jaccard above which two texts say the same thing: consolidation merges
+/// them (with the same numbers) and grouped recall folds them into one hit.
+pub const SIMILAR_JACCARD: f64 = 0.50;
+
 /// The set of meaningful words dedup and consolidation compare.
 pub fn term_set(text: &str) -> BTreeSet<String> {
     term_sequence(text).into_iter().collect()

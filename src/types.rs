@@ -214,6 +214,9 @@ pub struct RecallRequest<'a> {
     pub context_filter: Option<&'a str>,
     /// JSON `{"field": "spatial.pos", "target": [x, y, z], "max_distance": d}`.
     pub spatial_sort: Option<&'a str>,
+    /// Fold results that say the same thing into the best-ranked of them
+    /// ([`Hit::similar`]): n hits are then n different facts. Default false.
+    pub group_similar: bool,
 }
 
 impl Default for RecallRequest<'_> {
@@ -226,6 +229,7 @@ impl Default for RecallRequest<'_> {
             session_id: None,
             context_filter: None,
             spatial_sort: None,
+            group_similar: false,
         }
     }
 }
@@ -291,6 +295,10 @@ pub struct Hit {
     pub lexical: Option<f64>,
     /// Cosine of the memory's vector to the query's, when both exist and it was computed.
     pub cosine: Option<f64>,
+    /// With `group_similar`: the ids of the ranked memories that say the same thing
+    /// as this one (word sets alike, same outcome; numbers may differ), best first.
+    /// Empty otherwise.
+    pub similar: Vec<i64>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -158,13 +158,14 @@ proptest! {
     }
 
     #[test]
-    fn recall_options_over_their_whole_type_ranges(n in any::<i32>(), min_confidence in any_f64()) {
+    fn recall_options_over_their_whole_type_ranges(n in any::<i32>(), min_confidence in any_f64(), group_similar in any::<bool>()) {
         let db = open_default();
         let mut o = std::mem::MaybeUninit::<rm_recall_options>::uninit();
         // SAFETY: init writes every field.
         let mut o = unsafe { rm_recall_options_init(o.as_mut_ptr()); o.assume_init() };
         o.n = n;
         o.min_confidence = min_confidence;
+        o.group_similar = group_similar;
         let mut out = null_mut();
         // SAFETY: valid pointers.
         let (status, msg) = checked(unsafe { rm_recall(db, c"grasp".as_ptr(), &o, &mut out) });

@@ -43,3 +43,27 @@ fn every_exported_function_is_documented() {
         }
     }
 }
+
+#[test]
+fn every_name_in_the_header_has_the_rm_prefix() {
+    // One prefix: macros RM_ (besides the include guard), types and functions rm_.
+    let mut functions = 0;
+    for l in GENERATED.lines() {
+        if let Some(rest) = l.strip_prefix("#define ") {
+            let name = rest.split_whitespace().next().unwrap_or("");
+            assert!(name.starts_with("RM_") || name == "ROBOTMEM_H", "macro without the RM_ prefix: {l}");
+        }
+        for kw in ["typedef struct ", "typedef enum ", "enum ", "struct "] {
+            if let Some(rest) = l.strip_prefix(kw) {
+                let name = rest.split([' ', '{', ';']).next().unwrap_or("");
+                assert!(name.starts_with("rm_"), "type without the rm_ prefix: {l}");
+            }
+        }
+        if l.contains('(') && !l.starts_with("//") && !l.starts_with(' ') && !l.starts_with('#') {
+            let name = l.split('(').next().unwrap_or("").rsplit([' ', '*']).next().unwrap_or("");
+            assert!(name.starts_with("rm_"), "function without the rm_ prefix: {l}");
+            functions += 1;
+        }
+    }
+    assert!(functions > 40, "only {functions} prototypes seen: the check no longer reads the header");
+}

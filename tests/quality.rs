@@ -104,3 +104,16 @@ fn default_model_beats_bm25_on_english_and_chinese() {
     assert!(eh > eb, "English: hybrid {eh} must beat BM25 {eb}");
     assert!(zh > zb, "Chinese: hybrid {zh} must beat BM25 {zb}");
 }
+
+/// The model named by `ROBOTMEM_DEVSETS_MODEL` (a directory under the test
+/// models), for evaluating candidates and dumping them for tuning; a no-op when
+/// unset. Prints the table; asserts only that hybrid is not behind BM25.
+#[test]
+fn named_model_on_the_paraphrase_set() {
+    let Ok(name) = std::env::var("ROBOTMEM_DEVSETS_MODEL") else { return };
+    let Some(m) = model::named("quality (named model)", &name) else { return };
+    let (sums, _) = evaluate(&m, &name);
+    for (lang, (h, b)) in &sums {
+        assert!(h >= b, "{name}, {lang}: hybrid {h} behind BM25 {b}");
+    }
+}

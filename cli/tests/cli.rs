@@ -85,6 +85,13 @@ fn learn_recall_get_update_forget() {
     let spatial = r.json(&["recall", "*", "--spatial", r#"{"field": "spatial.pos", "target": [1, 2, 0]}"#]);
     assert_eq!(spatial["memories"][0]["_distance"].as_f64(), Some(0.0), "{spatial}");
     assert_eq!(r.json(&["recall", "glass", "--collection", "nav"])["memories"][0]["id"].as_i64(), Some(lidar));
+    for i in 1..=3 {
+        learn(&r, &format!("dock {i} failed: wheels slipped on the wet floor at {i}0:15"), &[]);
+    }
+    let g = r.json(&["recall", "wheels slipped wet floor", "--group-similar"]);
+    assert_eq!(g["memories"].as_array().unwrap().len(), 1, "{g}");
+    assert_eq!(g["memories"][0]["_similar"].as_array().unwrap().len(), 2, "{g}");
+    assert!(r.text(&["recall", "wheels slipped wet floor", "--group-similar"]).contains("+ 2 similar: #"));
 
     let got = r.json(&["get", &cup.to_string()]);
     assert_eq!(got["content"], "grip_force=12.5N works best for the ceramic cup");

@@ -215,6 +215,7 @@ fn reference() -> Vec<Row> {
         ("recall", "session_id", "string", false, Some(Value::Null), None, None, None, None),
         ("recall", "context_filter", "string", false, Some(Value::Null), None, None, None, None),
         ("recall", "spatial_sort", "string", false, Some(Value::Null), None, None, None, None),
+        ("recall", "group_similar", "boolean", false, Some(json!(false)), None, None, None, None),
         ("save_perception", "description", "string", true, None, None, None, Some(5), Some(300)),
         ("save_perception", "perception_type", "string", false, s("visual"), None, None, None, None),
         ("save_perception", "data", "string", false, Some(Value::Null), None, None, None, None),
@@ -315,6 +316,13 @@ fn every_tool_valid_and_invalid() {
     s.fails("recall", json!({"query": "grip", "min_confidence": 1.5}), &["min_confidence"]);
     s.fails("recall", json!({"query": "grip", "context_filter": "{not json"}), &["context_filter"]);
     s.fails("recall", json!({"query": "grip", "spatial_sort": "[1]"}), &["spatial_sort"]);
+    s.fails("recall", json!({"query": "grip", "group_similar": "yes"}), &["group_similar"]);
+    for i in 1..=3 {
+        s.ok("learn", json!({"insight": format!("dock {i} failed: wheels slipped on the wet floor at {i}0:15")}));
+    }
+    let g = s.ok("recall", json!({"query": "wheels slipped wet floor", "group_similar": true}));
+    assert_eq!(g["memories"].as_array().unwrap().len(), 1, "{g}");
+    assert_eq!(g["memories"][0]["_similar"].as_array().unwrap().len(), 2, "{g}");
     // save_perception
     let data = json!({"force": [1.0, 2.5, 3.0]}).to_string();
     let p = s.ok("save_perception", json!({"description": "grip force trace on red cup", "perception_type": "tactile", "data": data, "metadata": "{\"units\": \"N\"}"}));

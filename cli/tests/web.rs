@@ -155,6 +155,12 @@ fn read_endpoints() {
     assert!(r["memories"][0]["_rrf_score"].is_number());
     let f = get(&s, "/api/search?q=*&collection=lab&filter=%7B%22task.success%22%3A%20false%7D").json();
     assert_eq!(f["memories"][0]["content"], "<img src=x onerror=alert(1)> gripper slipped at 3N");
+    // 57 repeats of one grasp, other numbers each: one hit that lists the other 56.
+    let g = get(&s, "/api/search?q=red%20cup&n=3&group_similar=true").json();
+    assert_eq!(g["memories"].as_array().unwrap().len(), 1, "{g}");
+    assert_eq!(g["memories"][0]["_similar"].as_array().unwrap().len(), 56);
+    assert!(r["memories"][0].get("_similar").is_none(), "no _similar without group_similar");
+    assert_error(&get(&s, "/api/search?q=cup&group_similar=maybe"), 400, "group_similar");
     assert_error(&get(&s, "/api/search"), 400, "q");
     assert_error(&get(&s, "/api/search?q=x&filter=%7Bbad"), 400, "context_filter");
 

@@ -6,6 +6,7 @@ mod browse;
 mod embedding;
 mod fleet;
 mod fleet_apply;
+mod group;
 mod sessions;
 pub mod transfer;
 mod touches;
@@ -400,7 +401,7 @@ impl Db {
         if req.query.trim().is_empty() {
             return Err(Error::invalid("query must not be empty or blank"));
         }
-        let plan = search::Plan {
+        let mut plan = search::Plan {
             collection: self.collection(req.collection)?,
             words: text::query_words(req.query),
             n: limits::clamp_n(req.n),
@@ -436,7 +437,14 @@ impl Db {
             Some(Some(_)) => QueryVector::Embedded,
         };
         let cjk = text::cjk_share(req.query);
-        let (hits, mode) = self.store.read(|conn| self.hits(conn, &plan, query.flatten().as_deref(), cjk))?;
+        let query = query.flatten();
+        let (hits, mode) = self.store.read(|conn| {
+            if req.group_similar {
+                self.grouped_hits(conn, &mut plan, query.as_deref(), cjk)
+            } else {
+                self.hits(conn, &plan, query.as_deref(), cjk)
+            }
+        })?;
         self.record_recall(&hits, mode);
         Ok(RecallResult { hits, mode, query_vector: vector, query_ms: started.elapsed().as_secs_f64() * 1e3 })
     }
@@ -455,9 +463,28 @@ impl Db {
         let mut hits = Vec::with_capacity(ranked.len());
         for r in ranked {
             let memory = memory::get(conn, r.id)?.ok_or_else(|| Error::internal("ranked memory vanished"))?;
-            hits.push(Hit { memory, score: r.score, distance: r.distance, matched: r.matched, lexical: r.lexical, cosine: r.cosine });
+            let (score, distance, matched, lexical, cosine) = (r.score, r.distance, r.matched, r.lexical, r.cosine);
+            hits.push(Hit { memory, score, distance, matched, lexical, cosine, similar: Vec::new() });
         }
         Ok((hits, mode))
+    }
+
+    /// [`Db::hits`] with results that say the same thing folded together
+    /// ([`group`]): ranks deeper until `plan.n` groups are found or the ranking
+    /// runs dry. Scores stay normalised to the best hit.
+    fn grouped_hits(&self, conn: &Connection, plan: &mut search::Plan, query: Option<&[f32]>, query_cjk: f64) -> Result<(Vec<Hit>, SearchMode)> {
+        let n = plan.n;
+        let mut depth = (n * group::DEPTH).min(group::MAX_DEPTH).max(n);
+        loop {
+            plan.n = depth;
+            let (ranked, mode) = self.hits(conn, plan, query, query_cjk)?;
+            let dry = ranked.len() < depth;
+            let (groups, full) = group::group(ranked, n);
+            match group::deeper(depth) {
+                Some(next) if !full && !dry => depth = next,
+                _ => return Ok((groups, mode)),
+            }
+        }
     }
 
     /// One memory by id, whatever its status.

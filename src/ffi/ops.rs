@@ -141,9 +141,15 @@ pub struct rm_recall_options {
     /// (relevance breaks distance ties; a memory without usable coordinates is at
     /// +infinity). NULL: relevance order.
     pub spatial_sort: *const c_char,
+    /// Fold results that say the same thing into the best-ranked of them: word
+    /// sets alike (Jaccard > 0.5, Chinese segmented) and the same success/failure
+    /// outcome; numbers may differ. Each hit then lists the ids it stands for
+    /// (rm_hit.similar_ids), and n hits are n different facts. Default false.
+    pub group_similar: bool,
 }
 
-/// Sets `opts` to the defaults (n = 5, min_confidence = 0.3, everything else NULL).
+/// Sets `opts` to the defaults (n = 5, min_confidence = 0.3, group_similar false,
+/// everything else NULL).
 ///
 /// Errors: RM_INVALID_ARGUMENT if `opts` is NULL.
 #[no_mangle]
@@ -158,6 +164,7 @@ pub unsafe extern "C" fn rm_recall_options_init(opts: *mut rm_recall_options) ->
             session_id: std::ptr::null(),
             context_filter: std::ptr::null(),
             spatial_sort: std::ptr::null(),
+            group_similar: d.group_similar,
         };
         // SAFETY: checked non-NULL.
         unsafe { opts.write(v) };
@@ -201,6 +208,7 @@ pub unsafe extern "C" fn rm_recall(
             req.session_id = opt_str(o.session_id, "opts.session_id")?;
             req.context_filter = opt_str(o.context_filter, "opts.context_filter")?;
             req.spatial_sort = opt_str(o.spatial_sort, "opts.spatial_sort")?;
+            req.group_similar = o.group_similar;
         }
         let r = db.recall(&req)?;
         put(out, recall_result(r), RecallBox::into_raw);

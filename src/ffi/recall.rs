@@ -61,6 +61,11 @@ pub struct rm_hit {
     /// has_cosine (hybrid recall, and the memory has a vector).
     pub cosine: f64,
     pub has_cosine: bool,
+    /// With rm_recall_options.group_similar: the ids of the other ranked memories
+    /// that say the same thing as this one, best first (similar_count of them;
+    /// NULL when 0). Owned by the result.
+    pub similar_ids: *const i64,
+    pub similar_count: usize,
 }
 
 pub(crate) fn c_hits(hits: &[Hit], a: &mut Arena) -> Vec<rm_hit> {
@@ -75,6 +80,9 @@ pub(crate) fn c_hits(hits: &[Hit], a: &mut Arena) -> Vec<rm_hit> {
             has_lexical: h.lexical.is_some(),
             cosine: h.cosine.unwrap_or(0.0),
             has_cosine: h.cosine.is_some(),
+            // Points into the hit's own vector, which the result owns and never changes.
+            similar_ids: slice_ptr(&h.similar),
+            similar_count: h.similar.len(),
         })
         .collect()
 }

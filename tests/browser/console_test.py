@@ -20,7 +20,7 @@ from selenium.common.exceptions import NoAlertPresentException, TimeoutException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 BIN = os.environ["ROBOTMEM_BIN"]
 WORK = os.environ["WORK"]
@@ -135,8 +135,25 @@ def main():
         d.find_element(By.ID, "search-button").click()
         wait.until(EC.presence_of_element_located((By.ID, "search-mode")))
         check("mode bm25_only" in d.find_element(By.ID, "search-mode").text, "search shows its mode")
+        # 40 grasps of the red cup, other numbers each: grouped by default on this page.
         rows = d.find_elements(By.CSS_SELECTOR, "table.memories tr.row")
-        check(len(rows) == 10, "ten results")
+        similar = d.find_elements(By.CSS_SELECTOR, "table.memories .similar")
+        check(len(similar) >= 1 and "similar" in similar[0].text, "repeats grouped under one result, with their ids")
+        check(len(rows) < 10, f"grouped: fewer rows than repeats ({len(rows)})")
+        shot("search-grouped")
+        link = similar[0].find_element(By.TAG_NAME, "a")
+        target_id = link.text.lstrip("#")
+        link.click()
+        ready(f"#/memory/{target_id}")
+        check(f"Memory #{target_id}" in d.find_element(By.TAG_NAME, "h2").text, "a grouped id opens its memory")
+        d.back()
+        wait.until(EC.presence_of_element_located((By.ID, "search-group")))
+        Select(d.find_element(By.ID, "search-group")).select_by_value("false")
+        d.find_element(By.ID, "search-button").click()
+        wait.until(lambda drv: "group_similar=false" in drv.current_url)
+        wait.until(EC.presence_of_element_located((By.ID, "search-mode")))
+        rows = d.find_elements(By.CSS_SELECTOR, "table.memories tr.row")
+        check(len(rows) == 10, "show each: ten results")
         check("score" in rows[0].text, "results show scores")
         shot("search")
 

@@ -217,6 +217,13 @@ std::int64_t test_learn_recall(const Db& db) {
     CHECK(db.recall("grip force calibrated", one).hits.size() == 1);
     one.min_confidence = 0.99;
     CHECK(db.recall("grip force calibrated", one).hits.empty());
+    // group_similar: the 12.5N and 15N texts say the same thing; one hit lists the other.
+    CHECK(r.hits[0].similar.empty() && r.hits[1].similar.empty());
+    RecallOptions grouped;
+    grouped.group_similar = true;
+    const auto g = db.recall("grip force calibrated", grouped);
+    CHECK(g.hits.size() == 1 && g.hits[0].similar.size() == 1);
+    CHECK(g.hits[0].similar[0] == (g.hits[0].memory.id == a.memory_id ? b : a.memory_id));
     return a.memory_id;
 }
 

@@ -59,6 +59,10 @@ fn hit_line(out: &mut String, h: &Hit) {
         why.push_str(" (filter only)");
     }
     let _ = writeln!(out, "#{:<6} {:.3}{}  [{} · {}]  {}", m.id, h.score, why, m.kind.as_str(), line(&m.category), line(&m.content));
+    if !h.similar.is_empty() {
+        let ids: Vec<String> = h.similar.iter().map(|id| format!("#{id}")).collect();
+        let _ = writeln!(out, "        + {} similar: {}", h.similar.len(), ids.join(" "));
+    }
 }
 
 pub fn recall(r: &RecallResult) -> String {

@@ -104,6 +104,10 @@ enum Command {
         /// Spatial sort: '{"field": "spatial.pos", "target": [x, y, z], "max_distance": d}'.
         #[arg(long, value_name = "JSON")]
         spatial: Option<String>,
+        /// Fold results that say the same thing into the best-ranked of them (each
+        /// hit then lists the ids it stands for): n hits are n different facts.
+        #[arg(long)]
+        group_similar: bool,
     },
     /// One memory by id, with its tags (rm_get).
     Get { id: i64 },
@@ -240,7 +244,7 @@ pub fn run(a: Args) -> Result<()> {
             })?;
             out(render::perception(&o), human::perception(&o));
         }
-        Command::Recall { query, n, min_confidence, collection, session, filter, spatial } => {
+        Command::Recall { query, n, min_confidence, collection, session, filter, spatial, group_similar } => {
             let r = db.recall(&RecallRequest {
                 query,
                 collection: collection.as_deref(),
@@ -249,6 +253,7 @@ pub fn run(a: Args) -> Result<()> {
                 session_id: session.as_deref(),
                 context_filter: filter.as_deref(),
                 spatial_sort: spatial.as_deref(),
+                group_similar: *group_similar,
             })?;
             out(render::recall(&r), human::recall(&r));
         }

@@ -60,6 +60,9 @@ pub struct Recall {
     /// JSON spatial sort, e.g. {"field": "spatial.object_position", "target": [1.3, 0.7, 0.42], "max_distance": 0.1}.
     #[serde(default)]
     pub spatial_sort: Option<String>,
+    /// Fold results that say the same thing (word sets alike, same outcome; numbers may differ) into the best-ranked of them, which lists the others' ids in _similar: n results are then n different facts. Default false.
+    #[serde(default)]
+    pub group_similar: bool,
     /// Collection to search in.
     #[serde(default = "default_collection")]
     pub collection: String,

@@ -185,6 +185,7 @@ fn recall(db: &Db, args: Value) -> Result<Value, Fail> {
         session_id: a.session_id.as_deref(),
         context_filter: a.context_filter.as_deref(),
         spatial_sort: a.spatial_sort.as_deref(),
+        group_similar: a.group_similar,
     })?;
     Ok(render::recall(&r))
 }

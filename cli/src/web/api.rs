@@ -125,6 +125,7 @@ pub async fn search(State(app): State<Arc<App>>, Query(q): Params) -> Response {
             session_id: session.as_deref(),
             context_filter: filter.as_deref(),
             spatial_sort: spatial.as_deref(),
+            group_similar: param(&q, "group_similar", false)?,
         })?;
         Ok(render::recall(&r))
     })

@@ -93,6 +93,7 @@ inline std::vector<Hit> copy_hits(const rm_hit* hits, std::size_t n) {
         h.matched = hits[i].matched;
         if (hits[i].has_lexical) h.lexical = hits[i].lexical;
         if (hits[i].has_cosine) h.cosine = hits[i].cosine;
+        if (hits[i].similar_ids) h.similar.assign(hits[i].similar_ids, hits[i].similar_ids + hits[i].similar_count);
         v.push_back(std::move(h));
     }
     return v;

@@ -221,6 +221,10 @@ public:
     std::optional<double> min_confidence;
     /// Only memories of this session (episode replay). Empty: all.
     std::string session_id;
+    /// Fold results that say the same thing (word sets alike, same outcome; numbers
+    /// may differ) into the best-ranked of them; each Hit::similar then lists the
+    /// ids it stands for, and n hits are n different facts. Default false.
+    bool group_similar = false;
 
     /// Adds the condition "the context value at dot path `path` equals `value`"
     /// (numbers compare by value, 1 == 1.0). Conditions are AND-ed; the library

@@ -425,6 +425,7 @@ private:
             return false;
         if (o.n) c.n = static_cast<std::int32_t>(*o.n);
         if (o.min_confidence) c.min_confidence = *o.min_confidence;
+        c.group_similar = o.group_similar;
         if (o.conditions_.empty()) {
             if (!detail::opt_c_str(o.raw_filter_, "opts.context_filter", c.context_filter, f)) return false;
         } else {

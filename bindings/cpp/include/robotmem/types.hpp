@@ -226,6 +226,9 @@ struct Hit {
     bool matched = false;
     std::optional<double> lexical;  ///< share of the query's BM25 weight (0-1), when it holds a query word
     std::optional<double> cosine;   ///< cosine to the query's vector (hybrid recall)
+    /// With RecallOptions::group_similar: ids of the other ranked memories that say
+    /// the same thing as this one, best first.
+    std::vector<std::int64_t> similar;
 };
 
 /// Result of Db::recall() (rm_recall_result).

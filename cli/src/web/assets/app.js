@@ -193,21 +193,35 @@ async function memories(q) {
 }
 
 async function search(q) {
+  // A person reads this page: repeats of one event are grouped unless asked
+  // otherwise (the API's own default is off, as in the library).
+  const group = q.get("group_similar") !== "false";
+  if (q.get("q") && !q.has("group_similar")) q.set("group_similar", "true");
   const form = el("form", { class: "filters", id: "search-form" },
     el("label", {}, "query", el("input", { id: "search-input", name: "q", value: q.get("q") || "", size: 40, autofocus: true })),
     el("label", {}, "n", el("input", { name: "n", value: q.get("n") || "10", size: 3 })),
     el("label", {}, "context filter (JSON)", el("input", { name: "filter", value: q.get("filter") || "", size: 24, placeholder: '{"task.success": true}' })),
     el("label", {}, "spatial sort (JSON)", el("input", { name: "spatial", value: q.get("spatial") || "", size: 24 })),
+    el("label", {}, "repeats", el("select", { id: "search-group", name: "group_similar" },
+      el("option", { value: "true", selected: group }, "group"), el("option", { value: "false", selected: !group }, "show each"))),
     el("button", { id: "search-button", type: "submit" }, "Search"));
   form.addEventListener("submit", (e) => { e.preventDefault(); go("#/search?" + new URLSearchParams([...new FormData(form)].filter(([, v]) => v !== "")).toString()); });
   if (!q.get("q")) return show(el("h2", {}, "Search"), form);
   const r = await api("/api/search?" + q.toString());
   const why = (m) => el("td", { class: "muted" },
     `score ${fmt(m._rrf_score, 3)}`, m._lexical !== undefined ? ` · bm25 ${fmt(m._lexical)}` : "", m._cosine !== undefined ? ` · cos ${fmt(m._cosine)}` : "",
-    m._distance !== undefined ? ` · dist ${fmt(m._distance, 3)}` : "", m._matched === false ? " · filter only" : "");
+    m._distance !== undefined ? ` · dist ${fmt(m._distance, 3)}` : "", m._matched === false ? " · filter only" : "",
+    m._similar ? el("div", { class: "similar" }, `+ ${m._similar.length} similar: `,
+      m._similar.slice(0, 12).flatMap((id) => [el("a", { href: `#/memory/${id}`, on: { click: (e) => e.stopPropagation() } }, `#${id}`), " "]), m._similar.length > 12 ? "…" : "") : null);
   show(el("h2", {}, "Search"), form,
-    el("p", { id: "search-mode", class: "muted" }, `${r.total} memories · mode ${r.mode} · query vector ${r.query_vector} · ${fmt(r.query_ms)} ms`),
+    el("p", { id: "search-mode", class: "muted" }, `${r.total} ${r.total === 1 ? "result" : "results"}${grouped(r) ? ` (${grouped(r)} memories, repeats grouped)` : ""} · mode ${r.mode} · query vector ${r.query_vector} · ${fmt(r.query_ms)} ms`),
     memoryTable(r.memories, "why", why));
+}
+
+// How many memories a grouped result stands for; 0 when nothing was grouped.
+function grouped(r) {
+  const folded = r.memories.reduce((n, m) => n + (m._similar ? m._similar.length : 0), 0);
+  return folded ? r.memories.length + folded : 0;
 }
 
 async function detail(id) {
