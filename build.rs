@@ -169,7 +169,10 @@ mod sqlite_vec {
             .collect();
         dirs.sort();
         dirs.into_iter().next().unwrap_or_else(|| {
-            panic!("sqlite-vec {VERSION} source not found under {}/registry/src; set ROBOTMEM_SQLITE_VEC_SRC", home.display())
+            panic!(
+                "sqlite-vec {VERSION} source not found under {}/registry/src; set ROBOTMEM_SQLITE_VEC_SRC",
+                home.display()
+            )
         })
     }
 

@@ -208,7 +208,14 @@ fn smoke_in(dir: &Path) -> Result<(), String> {
     }
     for c in corpora {
         let ops = dir.join(format!("{c}.jsonl"));
-        let e = Emit { out: ops.clone(), corpus: c.into(), memories: 300, recalls: Some(40), warmup: 4, seed: corpus::SEED };
+        let e = Emit {
+            out: ops.clone(),
+            corpus: c.into(),
+            memories: 300,
+            recalls: Some(40),
+            warmup: 4,
+            seed: corpus::SEED,
+        };
         let (learns, recalls) = emit(&e)?;
         if learns != 300 || recalls != 44 {
             return Err(format!("smoke {c}: emitted {learns} learns and {recalls} recalls"));

@@ -110,9 +110,7 @@ fn parse_args() -> Result<Args, String> {
 
 /// The number `v` of option `name` (`_` separators allowed).
 fn num(name: &str, v: String) -> Result<u64, String> {
-    v.replace('_', "")
-        .parse::<u64>()
-        .map_err(|_| format!("{name}: not a number: {v}"))
+    v.replace('_', "").parse::<u64>().map_err(|_| format!("{name}: not a number: {v}"))
 }
 
 fn dur_name(d: Durability) -> &'static str {
@@ -174,32 +172,19 @@ fn main() {
     for (i, &d) in args.durabilities.iter().enumerate() {
         let path = dir.join(format!("{}.db", dur_name(d)));
         let t = Instant::now();
-        let db = Db::open(OpenOptions {
-            location: Location::Path(path.clone()),
-            durability: d,
-            ..OpenOptions::default()
-        })
-        .unwrap_or_else(|e| panic!("open {}: {e}", path.display()));
+        let db =
+            Db::open(OpenOptions { location: Location::Path(path.clone()), durability: d, ..OpenOptions::default() })
+                .unwrap_or_else(|e| panic!("open {}: {e}", path.display()));
         let open_ms = t.elapsed().as_secs_f64() * 1e3;
         if i == 0 {
             rss_after_open_kb = proc_status_kb("VmRSS");
         }
-        eprintln!(
-            "[{}] learning {} memories into {} ...",
-            dur_name(d),
-            args.memories,
-            path.display()
-        );
+        eprintln!("[{}] learning {} memories into {} ...", dur_name(d), args.memories, path.display());
         let mut run = learn_phase(&db, args.memories, args.seed);
         run.durability = d;
         run.open_ms = open_ms;
         hwm_after_learn.push(proc_status_kb("VmHWM"));
-        eprintln!(
-            "[{}] {} recalls (+{} warm-up) ...",
-            dur_name(d),
-            args.recalls,
-            args.warmup
-        );
+        eprintln!("[{}] {} recalls (+{} warm-up) ...", dur_name(d), args.recalls, args.warmup);
         recalls.push(recall_phase(&db, args.recalls, args.warmup, args.seed));
         drop(db);
         run.db_bytes = file_bytes(&path);
@@ -208,17 +193,7 @@ fn main() {
     let peak_kb = proc_status_kb("VmHWM");
     let rss_end_kb = proc_status_kb("VmRSS");
 
-    report(
-        &args,
-        &dir,
-        &learns,
-        &recalls,
-        rss_start_kb,
-        rss_after_open_kb,
-        &hwm_after_learn,
-        peak_kb,
-        rss_end_kb,
-    );
+    report(&args, &dir, &learns, &recalls, rss_start_kb, rss_after_open_kb, &hwm_after_learn, peak_kb, rss_end_kb);
 
     finish_dir(&dir, args.keep);
 }
@@ -230,10 +205,7 @@ fn make_dir(dir: Option<&Path>, prefix: &str) -> PathBuf {
         .map(Path::to_path_buf)
         .or_else(|| option_env!("CARGO_TARGET_TMPDIR").map(PathBuf::from))
         .unwrap_or_else(std::env::temp_dir);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
     let dir = base.join(format!("{prefix}-{}-{nanos}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
     dir
@@ -278,8 +250,7 @@ fn learn_phase(db: &Db, n: usize, seed: u64) -> LearnRun {
             }
             if run.dup_examples.len() < 5 {
                 let kept = db.get(d.existing_id).map(|m| m.content).unwrap_or_default();
-                run.dup_examples
-                    .push((m.insight.clone(), kept, d.method.as_str(), d.similarity));
+                run.dup_examples.push((m.insight.clone(), kept, d.method.as_str(), d.similarity));
             }
         }
         if (i + 1) % (n / 10).max(1) == 0 {
@@ -404,10 +375,7 @@ fn report(
     };
     println!();
     let rev = revision();
-    println!(
-        "robotmem workload benchmark (robotmem {}, revision {rev})",
-        robotmem::VERSION
-    );
+    println!("robotmem workload benchmark (robotmem {}, revision {rev})", robotmem::VERSION);
     println!(
         "memories {n}, recalls {} (+{} warm-up), seed {:#x}, database dir {} [{}]",
         args.recalls,
@@ -426,12 +394,7 @@ fn report(
         let first = Summary::of(&run.lat[..w]);
         let last = Summary::of(&run.lat[n - w..]);
         let pick = |zh: bool| -> Vec<u64> {
-            run.lat
-                .iter()
-                .zip(&run.chinese)
-                .filter(|(_, &c)| c == zh)
-                .map(|(&l, _)| l)
-                .collect()
+            run.lat.iter().zip(&run.chinese).filter(|(_, &c)| c == zh).map(|(&l, _)| l).collect()
         };
         let en = Summary::of(&pick(false));
         let zh = Summary::of(&pick(true));
@@ -481,11 +444,7 @@ fn report(
         let mut kinds = serde_json::Map::new();
         for (kind, lat, hits, empty) in &rec.by_kind {
             let s = Summary::of(lat);
-            let avg = if lat.is_empty() {
-                0.0
-            } else {
-                *hits as f64 / lat.len() as f64
-            };
+            let avg = if lat.is_empty() { 0.0 } else { *hits as f64 / lat.len() as f64 };
             println!("{}   avg hits {avg:.2}, empty {empty}", s.row(kind.name()));
             let mut j = s.json();
             j["avg_hits"] = json!(avg);
@@ -502,11 +461,7 @@ fn report(
         kinds.insert("chinese".into(), Summary::of(&rec.zh).json());
         out_recall.insert(name.into(), Value::Object(kinds));
 
-        let ratio = if first.p50 > 0.0 {
-            last.p50 / first.p50
-        } else {
-            f64::NAN
-        };
+        let ratio = if first.p50 > 0.0 { last.p50 / first.p50 } else { f64::NAN };
         targets.push((
             format!("learn p50 <= {LEARN_P50_TARGET_MS} ms, first {w} [{name}]"),
             first.p50,
@@ -517,11 +472,7 @@ fn report(
             last.p50,
             last.p50 <= LEARN_P50_TARGET_MS,
         ));
-        targets.push((
-            format!("learn flat: last/first p50 <= {FLAT_RATIO} [{name}]"),
-            ratio,
-            ratio <= FLAT_RATIO,
-        ));
+        targets.push((format!("learn flat: last/first p50 <= {FLAT_RATIO} [{name}]"), ratio, ratio <= FLAT_RATIO));
         targets.push((
             format!("recall p50 <= {RECALL_P50_TARGET_MS} ms at {} [{name}]", k(stored)),
             all.p50,
@@ -556,11 +507,7 @@ fn report(
     println!("  {:<30} {:>8.1} MiB", "RSS at start (VmRSS)", mib(rss_start_kb));
     println!("  {:<30} {:>8.1} MiB", "RSS after open (VmRSS)", mib(rss_after_open_kb));
     for (run, hwm) in learns.iter().zip(hwm_after_learn) {
-        println!(
-            "  {:<30} {:>8.1} MiB",
-            format!("peak RSS after learn [{}]", dur_name(run.durability)),
-            mib(*hwm)
-        );
+        println!("  {:<30} {:>8.1} MiB", format!("peak RSS after learn [{}]", dur_name(run.durability)), mib(*hwm));
     }
     println!("  {:<30} {:>8.1} MiB", "RSS at end (VmRSS)", mib(rss_end_kb));
     println!("  {:<30} {:>8.1} MiB", "peak RSS (VmHWM)", mib(peak_kb));

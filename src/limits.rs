@@ -95,14 +95,10 @@ pub fn required_text<'a>(field: &str, value: &'a str, min: usize, max: usize) ->
     reject_nul(field, t)?;
     let n = t.chars().count();
     if n < min {
-        return Err(Error::invalid(format!(
-            "{field} has {n} characters after trimming; at least {min} are required"
-        )));
+        return Err(Error::invalid(format!("{field} has {n} characters after trimming; at least {min} are required")));
     }
     if n > max {
-        return Err(Error::invalid(format!(
-            "{field} has {n} characters after trimming; the limit is {max}"
-        )));
+        return Err(Error::invalid(format!("{field} has {n} characters after trimming; the limit is {max}")));
     }
     Ok(t)
 }
@@ -180,10 +176,7 @@ pub fn show_f64(v: f64) -> String {
 pub fn context(field: &str, value: Option<&str>) -> Result<String> {
     let Some(v) = value else { return Ok(String::new()) };
     if v.len() > MAX_CONTEXT_BYTES {
-        return Err(Error::invalid(format!(
-            "{field} is {} bytes; the limit is {MAX_CONTEXT_BYTES}",
-            v.len()
-        )));
+        return Err(Error::invalid(format!("{field} is {} bytes; the limit is {MAX_CONTEXT_BYTES}", v.len())));
     }
     let t = v.trim();
     reject_nul(field, t)?;

@@ -117,11 +117,7 @@ impl OpenOptions {
     /// Options for a file at `path` (or `":memory:"`), other fields default.
     pub fn path(path: impl Into<PathBuf>) -> Self {
         let path = path.into();
-        let location = if path.as_os_str() == ":memory:" {
-            Location::InMemory
-        } else {
-            Location::Path(path)
-        };
+        let location = if path.as_os_str() == ":memory:" { Location::InMemory } else { Location::Path(path) };
         OpenOptions { location, ..Default::default() }
     }
 
@@ -171,7 +167,8 @@ impl OpenOptions {
         if self.default_collection.trim().is_empty() {
             return Err(Error::invalid("default_collection must not be blank"));
         }
-        limits::collection(Some(&self.default_collection), "").map_err(|e| Error::invalid(format!("default_{}", e.message)))?;
+        limits::collection(Some(&self.default_collection), "")
+            .map_err(|e| Error::invalid(format!("default_{}", e.message)))?;
         Ok(())
     }
 }

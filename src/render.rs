@@ -238,16 +238,6 @@ pub fn doctor(r: &DoctorReport) -> Value {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn base64_rfc4648_vectors() {
-        for (i, o) in [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foobar", "Zm9vYmFy")] {
-            assert_eq!(super::base64(i.as_bytes()), o);
-        }
-    }
-}
-
 pub fn embedding_status(s: &EmbeddingStatus) -> Value {
     json!({
         "state": s.state.as_str(),
@@ -258,4 +248,14 @@ pub fn embedding_status(s: &EmbeddingStatus) -> Value {
         "kernel": s.kernel,
         "reason": s.reason,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn base64_rfc4648_vectors() {
+        for (i, o) in [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foobar", "Zm9vYmFy")] {
+            assert_eq!(super::base64(i.as_bytes()), o);
+        }
+    }
 }

@@ -22,10 +22,8 @@ pub struct SessionRow {
 }
 
 pub fn create(conn: &Connection, id: &str, collection: &str, context: Option<&str>, now: &str) -> Result<()> {
-    conn.prepare_cached(
-        "INSERT INTO sessions (external_id, collection, context, created_at) VALUES (?1, ?2, ?3, ?4)",
-    )?
-    .execute(params![id, collection, context, now])?;
+    conn.prepare_cached("INSERT INTO sessions (external_id, collection, context, created_at) VALUES (?1, ?2, ?3, ?4)")?
+        .execute(params![id, collection, context, now])?;
     Ok(())
 }
 
@@ -38,9 +36,8 @@ pub fn get(conn: &Connection, id: &str) -> Result<Option<SessionRow>> {
 
 /// Fails with NotFound unless the session exists.
 pub fn require(conn: &Connection, id: &str) -> Result<SessionRow> {
-    get(conn, id)?.ok_or_else(|| {
-        Error::not_found(format!("session {id:?} does not exist (start one with start_session)"))
-    })
+    get(conn, id)?
+        .ok_or_else(|| Error::not_found(format!("session {id:?} does not exist (start one with start_session)")))
 }
 
 impl SessionRow {

@@ -128,10 +128,10 @@ fn push_segmented(out: &mut String, run: &mut String) {
 
 /// English function words that carry no meaning for dedup or ranking.
 const STOPWORDS: &[&str] = &[
-    "a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "did", "do", "does", "for",
-    "from", "had", "has", "have", "how", "if", "in", "into", "is", "it", "its", "of", "on", "or",
-    "so", "than", "that", "the", "then", "there", "these", "this", "those", "to", "was", "were",
-    "what", "when", "where", "which", "who", "why", "will", "with",
+    "a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "did", "do", "does", "for", "from", "had", "has",
+    "have", "how", "if", "in", "into", "is", "it", "its", "of", "on", "or", "so", "than", "that", "the", "then",
+    "there", "these", "this", "those", "to", "was", "were", "what", "when", "where", "which", "who", "why", "will",
+    "with",
 ];
 
 pub fn is_stopword(w: &str) -> bool {

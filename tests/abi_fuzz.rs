@@ -42,7 +42,13 @@ fn non_negative(v: f64) -> bool {
 
 /// Every class of double, with the whole bit range behind it.
 fn any_f64() -> impl Strategy<Value = f64> {
-    prop_oneof![prop::num::f64::ANY, any::<u64>().prop_map(f64::from_bits), Just(f64::NAN), Just(f64::INFINITY), Just(-0.0)]
+    prop_oneof![
+        prop::num::f64::ANY,
+        any::<u64>().prop_map(f64::from_bits),
+        Just(f64::NAN),
+        Just(f64::INFINITY),
+        Just(-0.0)
+    ]
 }
 
 #[derive(Debug, Clone)]

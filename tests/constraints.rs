@@ -73,21 +73,32 @@ fn check(db: &Db, mems: &[Mem], r: &mut Rng, hybrid: bool) {
     let spatial = r.below(2) == 0;
     let target = [r.unit() * 10.0, r.unit() * 10.0];
     let max_d = (r.below(2) == 0).then(|| 1.0 + r.unit() * 5.0);
-    let dist = |m: &Mem| m.pos.map_or(f64::INFINITY, |p| ((p[0] - target[0]).powi(2) + (p[1] - target[1]).powi(2)).sqrt());
+    let dist =
+        |m: &Mem| m.pos.map_or(f64::INFINITY, |p| ((p[0] - target[0]).powi(2) + (p[1] - target[1]).powi(2)).sqrt());
     let sort = spatial.then(|| match max_d {
-        Some(d) => format!(r#"{{"field": "spatial.pos", "target": [{}, {}], "max_distance": {d}}}"#, target[0], target[1]),
+        Some(d) => {
+            format!(r#"{{"field": "spatial.pos", "target": [{}, {}], "max_distance": {d}}}"#, target[0], target[1])
+        }
         None => format!(r#"{{"field": "spatial.pos", "target": [{}, {}]}}"#, target[0], target[1]),
     });
     if filter.is_none() && !spatial {
         return; // unconstrained: matches only (tests/engine.rs)
     }
-    let req = RecallRequest { query: &query, n: n as i64, context_filter: filter.as_deref(), spatial_sort: sort.as_deref(), ..Default::default() };
+    let req = RecallRequest {
+        query: &query,
+        n: n as i64,
+        context_filter: filter.as_deref(),
+        spatial_sort: sort.as_deref(),
+        ..Default::default()
+    };
     let got = db.recall(&req).unwrap();
     let what = format!("{query:?} n={n} filter={filter:?} spatial={sort:?}");
     let satisfying: Vec<&Mem> =
         mems.iter().filter(|m| keep(m) && (!spatial || max_d.is_none_or(|d| dist(m) <= d))).collect();
     assert_eq!(got.hits.len(), n.min(satisfying.len()), "{what}");
-    let by_id = |id: i64| satisfying.iter().find(|m| m.id == id).copied().unwrap_or_else(|| panic!("{what}: #{id} does not satisfy"));
+    let by_id = |id: i64| {
+        satisfying.iter().find(|m| m.id == id).copied().unwrap_or_else(|| panic!("{what}: #{id} does not satisfy"))
+    };
     let shares = |m: &Mem| m.words.iter().any(|w| query.split(' ').any(|q| q == *w));
     for h in &got.hits {
         let m = by_id(h.memory.id);
@@ -111,7 +122,8 @@ fn check(db: &Db, mems: &[Mem], r: &mut Rng, hybrid: bool) {
         assert!(got.hits[first_unmatched..].iter().all(|h| !h.matched), "{what}: matches first");
         let returned: Vec<i64> = got.hits.iter().map(|h| h.memory.id).collect();
         // The tail: the newest satisfying memories the matches did not take.
-        let mut rest: Vec<i64> = satisfying.iter().map(|m| m.id).filter(|id| !returned[..first_unmatched].contains(id)).collect();
+        let mut rest: Vec<i64> =
+            satisfying.iter().map(|m| m.id).filter(|id| !returned[..first_unmatched].contains(id)).collect();
         rest.sort_unstable_by(|a, b| b.cmp(a));
         // (Exact in hybrid recall too: fewer matches than n means both lists ran dry.)
         assert_eq!(&returned[first_unmatched..], &rest[..returned.len() - first_unmatched], "{what}");
@@ -165,9 +177,15 @@ fn run(opts: OpenOptions, hybrid: bool, cases: usize) {
     let mut ids = Vec::new();
     for i in 0..4 {
         let text = format!("quebec romeo session note {i}");
-        ids.push(db.learn(&LearnRequest { insight: &text, session_id: Some(&s.session_id), ..Default::default() }).unwrap().memory_id);
+        ids.push(
+            db.learn(&LearnRequest { insight: &text, session_id: Some(&s.session_id), ..Default::default() })
+                .unwrap()
+                .memory_id,
+        );
     }
-    let got = db.recall(&RecallRequest { query: "alfa", n: 10, session_id: Some(&s.session_id), ..Default::default() }).unwrap();
+    let got = db
+        .recall(&RecallRequest { query: "alfa", n: 10, session_id: Some(&s.session_id), ..Default::default() })
+        .unwrap();
     let mut got_ids: Vec<i64> = got.hits.iter().map(|h| h.memory.id).collect();
     if hybrid {
         got_ids.sort_unstable(); // a vector above the floor makes a memory a match, ranked first
@@ -230,7 +248,8 @@ fn filters_of_every_value_kind_agree_with_the_brute_force() {
         format!("kilo reading {serial}")
     };
     let learn = |db: &Db, text: String, ctx: &Value| {
-        let o = db.learn(&LearnRequest { insight: &text, context: Some(&ctx.to_string()), ..Default::default() }).unwrap();
+        let o =
+            db.learn(&LearnRequest { insight: &text, context: Some(&ctx.to_string()), ..Default::default() }).unwrap();
         assert!(o.duplicate.is_none(), "{text}");
         o.memory_id
     };
@@ -252,7 +271,8 @@ fn filters_of_every_value_kind_agree_with_the_brute_force() {
             // No searchable word: the newest satisfying ones; "kilo": every memory
             // matches, so the best-ranked satisfying ones.
             let query = ["*", "kilo reading"][r.below(2)];
-            let got = db.recall(&RecallRequest { query, n: 100, context_filter: Some(&f), ..Default::default() }).unwrap();
+            let got =
+                db.recall(&RecallRequest { query, n: 100, context_filter: Some(&f), ..Default::default() }).unwrap();
             let got: Vec<i64> = got.hits.iter().map(|h| h.memory.id).collect();
             let parsed = robotmem::search::ContextFilter::parse(&f).unwrap();
             let mut want: Vec<i64> = ctxs.iter().filter(|(_, c)| parsed.matches(c)).map(|(id, _)| *id).collect();
@@ -292,7 +312,8 @@ fn filters_of_every_value_kind_agree_with_the_brute_force() {
 #[test]
 fn filtered_recalls_run_beside_writes() {
     let dir = scratch::Scratch::new("constraints-threads");
-    let db = Db::open(OpenOptions { embeddings: false, durability: Durability::Normal, ..OpenOptions::path(dir.db()) }).unwrap();
+    let db = Db::open(OpenOptions { embeddings: false, durability: Durability::Normal, ..OpenOptions::path(dir.db()) })
+        .unwrap();
     let mut r = Rng(0x5eed_0014);
     let mems = learn(&db, &mut r, 200);
     let ids: Vec<i64> = mems.iter().map(|m| m.id).collect();
@@ -308,7 +329,12 @@ fn filtered_recalls_run_beside_writes() {
                     let _ = db.forget(ids[r.below(ids.len())], "test");
                 }
                 let ctx = serde_json::json!({"task": {"success": true}, "params": {"force": round % 30}}).to_string();
-                db.learn(&LearnRequest { insight: &format!("alfa charlie fresh {round}"), context: Some(&ctx), ..Default::default() }).unwrap();
+                db.learn(&LearnRequest {
+                    insight: &format!("alfa charlie fresh {round}"),
+                    context: Some(&ctx),
+                    ..Default::default()
+                })
+                .unwrap();
             }
         });
         for t in 0..2u64 {
@@ -319,7 +345,13 @@ fn filtered_recalls_run_beside_writes() {
                     let lo = r.below(30);
                     let filter = format!(r#"{{"task.success": true, "params.force": {{"$gte": {lo}}}}}"#);
                     let sort = (r.below(2) == 0).then(|| r#"{"field": "spatial.pos", "target": [5, 5]}"#.to_string());
-                    let req = RecallRequest { query: "alfa", n: 10, context_filter: Some(&filter), spatial_sort: sort.as_deref(), ..Default::default() };
+                    let req = RecallRequest {
+                        query: "alfa",
+                        n: 10,
+                        context_filter: Some(&filter),
+                        spatial_sort: sort.as_deref(),
+                        ..Default::default()
+                    };
                     for h in db.recall(&req).unwrap().hits {
                         let ctx: serde_json::Value = serde_json::from_str(&h.memory.context).unwrap();
                         assert_eq!(ctx["task"]["success"], serde_json::json!(true), "{filter}: #{}", h.memory.id);

@@ -34,13 +34,13 @@
 
 #[path = "devsets/load.rs"]
 mod load;
-mod model;
-#[path = "devsets/tune.rs"]
-mod tune;
 #[path = "devsets/metrics.rs"]
 mod metrics;
+mod model;
 #[path = "common/rng.rs"]
 mod rng;
+#[path = "devsets/tune.rs"]
+mod tune;
 use metrics::{hit_at, metrics, paired_ci, rr10, RESAMPLES, SEED};
 use rng::Rng;
 use std::collections::HashMap;
@@ -220,7 +220,9 @@ fn evaluate(name: &str) -> Option<(LearnedAll, Run, Run)> {
         let path = tmp.path().join("devset.db");
         let learner_opts = match &model {
             Some(m) => m.options(&path),
-            None => OpenOptions { durability: robotmem::Durability::Normal, embeddings: false, ..OpenOptions::path(&path) },
+            None => {
+                OpenOptions { durability: robotmem::Durability::Normal, embeddings: false, ..OpenOptions::path(&path) }
+            }
         };
         let learner = Db::open(learner_opts.clone()).unwrap();
         if model.is_some() {
@@ -341,7 +343,10 @@ fn cmrc_hybrid_not_worse_than_bm25() {
 #[cfg_attr(debug_assertions, ignore = "minutes in a debug build; CI runs it with --release (scripts/test.sh)")]
 fn locomo_hybrid_not_worse_than_bm25() {
     let Some((learned, b, h)) = evaluate("locomo") else { return };
-    println!("locomo: {} turns and pieces, {} stored, {} with a vector", learned.memories, learned.stored, learned.embedded);
+    println!(
+        "locomo: {} turns and pieces, {} stored, {} with a vector",
+        learned.memories, learned.stored, learned.embedded
+    );
     by_kind("locomo", &b, &h);
     compare("locomo", &b, &h);
 }

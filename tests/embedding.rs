@@ -27,7 +27,8 @@ fn recall(db: &Db, q: &str) -> RecallResult {
 /// with max_batch 1).
 fn check_reference(m: &model::Model, reference: &str) {
     let path = m.root.join(reference);
-    let reference: Value = serde_json::from_str(&std::fs::read_to_string(&path).expect("reference embeddings")).unwrap();
+    let reference: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("reference embeddings")).unwrap();
     let env = embed::runtime::environment(Some(&m.runtime)).unwrap();
     let e = OnnxEmbedder::open(env, &m.dir, 2).unwrap();
     let sentences: Vec<&str> = reference["sentences"].as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect();
@@ -70,7 +71,8 @@ fn default_model_matches_its_reference() {
 fn unknown_scripts_are_not_embedded() {
     let Some(m) = model::english("unknown_scripts_are_not_embedded") else { return };
     let e = embed::load(&m.options(":memory:").embed_settings()).unwrap();
-    let out = e.embed(&["the gripper slipped on the wet cup", "机械臂抓取杯子时力度应设为12牛"], TextKind::Passage).unwrap();
+    let out =
+        e.embed(&["the gripper slipped on the wet cup", "机械臂抓取杯子时力度应设为12牛"], TextKind::Passage).unwrap();
     assert!(matches!(out[0], Embedding::Vector(_)));
     assert_eq!(out[1], Embedding::Unrepresentable, "~80% of these characters are [UNK] for this model");
 }
@@ -143,8 +145,12 @@ fn filters_and_collections_apply_to_the_vector_list() {
         })
         .unwrap();
     }
-    db.learn(&LearnRequest { insight: "cruised along the storage corridor safely", collection: Some("other"), ..Default::default() })
-        .unwrap();
+    db.learn(&LearnRequest {
+        insight: "cruised along the storage corridor safely",
+        collection: Some("other"),
+        ..Default::default()
+    })
+    .unwrap();
     // Only 3 of 60 memories pass the filter; all 3 come back.
     let r = db
         .recall(&RecallRequest {
@@ -156,7 +162,13 @@ fn filters_and_collections_apply_to_the_vector_list() {
         .unwrap();
     assert_eq!(r.hits.len(), 3, "{:?}", r.hits.iter().map(|h| &h.memory.content).collect::<Vec<_>>());
     assert!(r.hits.iter().all(|h| h.memory.collection == "default"));
-    let r = db.recall(&RecallRequest { query: "cruising the storage corridor", collection: Some("other"), ..Default::default() }).unwrap();
+    let r = db
+        .recall(&RecallRequest {
+            query: "cruising the storage corridor",
+            collection: Some("other"),
+            ..Default::default()
+        })
+        .unwrap();
     assert_eq!(r.hits.len(), 1);
     assert_eq!(r.hits[0].memory.collection, "other");
 }
@@ -203,7 +215,8 @@ fn batch_learn_embeds_dedups_and_is_all_or_nothing() {
     let Some(m) = model::default_model("batch") else { return };
     let dir = temp("batch");
     let db = Db::open(m.options(dir.db())).unwrap();
-    let texts: Vec<String> = (0..70).map(|i| format!("inspection round {i}: conveyor belt tension measured {i}.5 N")).collect();
+    let texts: Vec<String> =
+        (0..70).map(|i| format!("inspection round {i}: conveyor belt tension measured {i}.5 N")).collect();
     let mut reqs: Vec<LearnRequest> = texts.iter().map(|t| LearnRequest { insight: t, ..Default::default() }).collect();
     reqs.push(LearnRequest { insight: &texts[3], ..Default::default() });
     let out = db.learn_batch(&reqs).unwrap();
@@ -211,7 +224,8 @@ fn batch_learn_embeds_dedups_and_is_all_or_nothing() {
     assert!(out[..70].iter().all(|o| o.duplicate.is_none() && o.has_embedding));
     assert_eq!(out[70].duplicate.as_ref().map(|d| d.existing_id), Some(out[3].memory_id));
     assert_eq!(db.embedding_status().unwrap().pending, 0);
-    let bad = [LearnRequest { insight: "fine", ..Default::default() }, LearnRequest { insight: "  ", ..Default::default() }];
+    let bad =
+        [LearnRequest { insight: "fine", ..Default::default() }, LearnRequest { insight: "  ", ..Default::default() }];
     let err = db.learn_batch(&bad).unwrap_err();
     assert_eq!(err.status, Status::InvalidArgument);
     assert!(err.message.starts_with("items[1]: "), "{}", err.message);

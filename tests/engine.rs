@@ -156,8 +156,12 @@ fn sessions() {
     let s = db.start_session(None, Some(r#"{"robot": "ur5e"}"#)).unwrap();
     assert_eq!(s.session_id.len(), 36);
     let other = learn(&db, "wipe table with sponge at 5N");
-    db.learn(&LearnRequest { insight: "sponge wiping leaves streaks at 5N", session_id: Some(&s.session_id), ..Default::default() })
-        .unwrap();
+    db.learn(&LearnRequest {
+        insight: "sponge wiping leaves streaks at 5N",
+        session_id: Some(&s.session_id),
+        ..Default::default()
+    })
+    .unwrap();
     let e = db.end_session(&s.session_id, Some(0.8)).unwrap();
     assert_eq!(e.summary.memory_count, 1);
     assert_eq!(e.outcome_score, Some(0.8));
@@ -171,10 +175,7 @@ fn validation_errors() {
     let db = db();
     let e = |r: Result<LearnOutcome>| r.unwrap_err().status;
     assert_eq!(e(db.learn(&LearnRequest { insight: "  ", ..Default::default() })), Status::InvalidArgument);
-    assert_eq!(
-        e(db.learn(&LearnRequest { insight: &"x".repeat(301), ..Default::default() })),
-        Status::InvalidArgument
-    );
+    assert_eq!(e(db.learn(&LearnRequest { insight: &"x".repeat(301), ..Default::default() })), Status::InvalidArgument);
     let bad = |f: &str| db.recall(&RecallRequest { query: "q", context_filter: Some(f), ..Default::default() });
     assert!(bad("[1,2,3]").is_err());
     assert!(bad(r#"{"a": {"$regex": "x"}}"#).is_err());
@@ -260,9 +261,15 @@ fn perceptions_are_observations_unless_their_text_says_more() {
 #[test]
 fn dedup_verdicts_are_symmetric() {
     let pairs = [
-        ("grasp of red mug succeeded at 12.5N, approach 30deg", "Grasp of the red mug succeeded at 12.5N, approach 30deg!"),
+        (
+            "grasp of red mug succeeded at 12.5N, approach 30deg",
+            "Grasp of the red mug succeeded at 12.5N, approach 30deg!",
+        ),
         ("grasp of red mug succeeded at 12.5N", "grasp of red mug succeeded at 15N"),
-        ("grasp of blue tray succeeded with vacuum gripper on belt", "grasp of blue apple succeeded with vacuum gripper on belt"),
+        (
+            "grasp of blue tray succeeded with vacuum gripper on belt",
+            "grasp of blue apple succeeded with vacuum gripper on belt",
+        ),
         ("xArm7 succeeded grasping the can from the top shelf", "xArm7 failed grasping the can from the top shelf"),
         ("navigate from dock to door took 61.8 s", "navigate from door to dock took 61.8 s"),
         ("hello world test content", "hello world test content extra"),

@@ -63,7 +63,8 @@ fn a_file_that_never_syncs_gets_global_ids_and_no_log() {
             [],
         )
         .unwrap();
-        let g: String = c.query_row("SELECT global_id FROM memories WHERE content = 'made by hand'", [], |r| r.get(0)).unwrap();
+        let g: String =
+            c.query_row("SELECT global_id FROM memories WHERE content = 'made by hand'", [], |r| r.get(0)).unwrap();
         let u = uuid::Uuid::parse_str(&g).unwrap();
         assert_eq!(u.get_version_num(), 7);
         assert_eq!(u.get_timestamp().unwrap().to_unix().0, 1_767_323_045, "its creation time");
@@ -85,14 +86,23 @@ fn every_meaningful_change_is_logged_in_its_transaction_and_nothing_else() {
     assert_eq!(db.fleet_claim("bad id").unwrap_err().status, Status::InvalidArgument);
 
     let s = db.start_session(None, None).unwrap().session_id;
-    let a = db.learn(&LearnRequest { insight: "gripper force above 40 N crushes paper cups", session_id: Some(&s), ..Default::default() }).unwrap().memory_id;
+    let a = db
+        .learn(&LearnRequest {
+            insight: "gripper force above 40 N crushes paper cups",
+            session_id: Some(&s),
+            ..Default::default()
+        })
+        .unwrap()
+        .memory_id;
     let n = outbox(&dir.db()).len();
     // Recall bookkeeping, decay and a duplicate learn are not changes of the fleet.
     for _ in 0..3 {
         db.recall(&RecallRequest { query: "gripper force cups", ..Default::default() }).unwrap();
     }
     db.flush().unwrap();
-    let dup = db.learn(&LearnRequest { insight: "gripper force above 40 N crushes paper cups", ..Default::default() }).unwrap();
+    let dup = db
+        .learn(&LearnRequest { insight: "gripper force above 40 N crushes paper cups", ..Default::default() })
+        .unwrap();
     assert!(dup.duplicate.is_some());
     {
         let c = rusqlite::Connection::open(dir.db()).unwrap();
@@ -114,7 +124,10 @@ fn every_meaningful_change_is_logged_in_its_transaction_and_nothing_else() {
     let by_id: Vec<(&str, i64, bool)> = ob.changes.iter().map(|c| (c.content.as_str(), c.version, c.deleted)).collect();
     assert_eq!(
         by_id,
-        vec![("gripper force above 35 N crushes paper cups", 2, false), ("conveyor belt 2 stops when the light curtain is crossed", 2, true)]
+        vec![
+            ("gripper force above 35 N crushes paper cups", 2, false),
+            ("conveyor belt 2 stops when the light curtain is crossed", 2, true)
+        ]
     );
     assert!(ob.changes.iter().all(|c| c.origin == "robot-a" && c.writer == "robot-a"));
     assert_eq!(ob.sessions.len(), 1);
@@ -180,7 +193,11 @@ fn repairs_renumber_after_a_restore_and_requeue_when_the_hub_lost_changes() {
     assert_eq!((id.pushed, id.pending), (50, 1));
     let ob = db.fleet_outbox(100).unwrap();
     assert!(ob.upto > 50, "new numbers above the hub's");
-    assert_eq!((ob.changes[0].global_id.as_str(), ob.changes[0].version), (gid_a.as_str(), 6), "the edit after the restore wins");
+    assert_eq!(
+        (ob.changes[0].global_id.as_str(), ob.changes[0].version),
+        (gid_a.as_str(), 6),
+        "the edit after the restore wins"
+    );
     db.fleet_ack(ob.upto).unwrap();
 
     // The hub lost changes (restored from its own backup): every own memory again.
@@ -209,8 +226,11 @@ fn received_memories_are_not_echoed_and_own_ones_come_back_as_own() {
     assert_eq!(a.inserted, 1);
     assert!(outbox(&dir.db()).is_empty(), "applied changes are not logged again");
     let c = rusqlite::Connection::open(dir.db()).unwrap();
-    let own: (String, String, i64) =
-        c.query_row("SELECT origin, writer, version FROM memories WHERE global_id = ?1", [g2], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap();
+    let own: (String, String, i64) = c
+        .query_row("SELECT origin, writer, version FROM memories WHERE global_id = ?1", [g2], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
+        .unwrap();
     assert_eq!(own, ("".into(), "".into(), 3));
     let marks = db.fleet_marks().unwrap();
     assert_eq!(marks, vec![("me".into(), 7), ("other".into(), 4)]);
@@ -235,7 +255,8 @@ fn a_winning_version_brings_a_superseded_memory_back_and_repairs_a_damaged_one()
     let mut sup = change(g, "other", 2, 2, text);
     sup.status = "superseded".into();
     db.fleet_apply(&[sup]).unwrap();
-    let found = |db: &Db| db.recall(&RecallRequest { query: "loading bay shutter", ..Default::default() }).unwrap().hits.len();
+    let found =
+        |db: &Db| db.recall(&RecallRequest { query: "loading bay shutter", ..Default::default() }).unwrap().hits.len();
     assert_eq!(found(&db), 0, "superseded: out of search");
     let a = db.fleet_apply(&[change(g, "other", 3, 3, text)]).unwrap();
     assert_eq!(a.updated, 1);

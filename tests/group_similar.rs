@@ -30,7 +30,11 @@ fn dock_and_cup(db: &Db) -> (Vec<i64>, i64) {
             learn(db, &t, &format!(r#"{{"robot": "base-01", "spatial": {{"pos": [{i}, 0]}}}}"#))
         })
         .collect();
-    let cup = learn(db, "suction cup slipped off the wet bottle: condensation broke the seal", r#"{"robot": "arm-2", "spatial": {"pos": [9, 9]}}"#);
+    let cup = learn(
+        db,
+        "suction cup slipped off the wet bottle: condensation broke the seal",
+        r#"{"robot": "arm-2", "spatial": {"pos": [9, 9]}}"#,
+    );
     learn(db, "gripper pads replaced after 300 cycles, grip on dry boxes fine", r#"{"robot": "arm-2"}"#);
     (docks, cup)
 }
@@ -62,12 +66,24 @@ fn n_groups_are_found_however_deep_the_repeats_go() {
         learn(&db, &format!("arm-1 joint {i} over temperature alarm valve stuck cycle {}", i * 7), "{}");
         learn(&db, &format!("arm-1 valve stuck closed alarm on line {i} temperature reading {}", i * 3 + 1), "{}");
     }
-    for t in ["valve replaced on arm-3 after the leak", "temperature probe moved on the conveyor", "alarm test of the fire panel passed"] {
+    for t in [
+        "valve replaced on arm-3 after the leak",
+        "temperature probe moved on the conveyor",
+        "alarm test of the fire panel passed",
+    ] {
         learn(&db, t, "{}");
     }
-    let r = db.recall(&RecallRequest { query: "arm-1 valve stuck temperature alarm", n: 5, group_similar: true, ..Default::default() }).unwrap();
+    let r = db
+        .recall(&RecallRequest {
+            query: "arm-1 valve stuck temperature alarm",
+            n: 5,
+            group_similar: true,
+            ..Default::default()
+        })
+        .unwrap();
     assert_eq!(r.hits.len(), 5, "five groups: the two repeated events and the three single facts");
-    let seen: HashSet<i64> = r.hits.iter().flat_map(|h| std::iter::once(h.memory.id).chain(h.similar.iter().copied())).collect();
+    let seen: HashSet<i64> =
+        r.hits.iter().flat_map(|h| std::iter::once(h.memory.id).chain(h.similar.iter().copied())).collect();
     let listed: usize = r.hits.iter().map(|h| 1 + h.similar.len()).sum();
     assert_eq!(seen.len(), listed, "no memory is listed twice");
 }
@@ -78,7 +94,13 @@ fn constraints_hold_for_every_hit_and_every_folded_id() {
     let (docks, _) = dock_and_cup(&db);
     // Filter: only base-01; every id, heads and folded, satisfies it.
     let r = db
-        .recall(&RecallRequest { query: "slipped on wet", n: 5, context_filter: Some(r#"{"robot": "base-01"}"#), group_similar: true, ..Default::default() })
+        .recall(&RecallRequest {
+            query: "slipped on wet",
+            n: 5,
+            context_filter: Some(r#"{"robot": "base-01"}"#),
+            group_similar: true,
+            ..Default::default()
+        })
         .unwrap();
     assert_eq!(r.hits.len(), 1);
     for id in std::iter::once(r.hits[0].memory.id).chain(r.hits[0].similar.iter().copied()) {
@@ -106,7 +128,9 @@ fn a_success_and_a_failure_never_fold_together() {
     let db = lexical();
     let a = learn(&db, "grasp of the blue cup on shelf 2 failed at 12 N", "{}");
     let b = learn(&db, "grasp of the blue cup on shelf 3 succeeded at 14 N", "{}");
-    let r = db.recall(&RecallRequest { query: "grasp blue cup shelf", n: 5, group_similar: true, ..Default::default() }).unwrap();
+    let r = db
+        .recall(&RecallRequest { query: "grasp blue cup shelf", n: 5, group_similar: true, ..Default::default() })
+        .unwrap();
     let ids: HashSet<i64> = r.hits.iter().map(|h| h.memory.id).collect();
     assert_eq!(ids, HashSet::from([a, b]));
     assert!(r.hits.iter().all(|h| h.similar.is_empty()));
@@ -117,10 +141,16 @@ fn c_abi_lists_the_folded_ids_and_defaults_to_off() {
     let db = c_abi::open_in_memory();
     let mut ids = Vec::new();
     for i in 0..4 {
-        let text = CString::new(format!("base-01 could not dock at station {i}: the wheels slipped on the wet floor")).unwrap();
+        let text = CString::new(format!("base-01 could not dock at station {i}: the wheels slipped on the wet floor"))
+            .unwrap();
         let mut out = null_mut();
         // SAFETY: valid handle, text and out pointer.
-        assert_eq!(unsafe { rm_learn(db, text.as_ptr(), std::ptr::null(), &mut out) }, rm_status::RM_OK, "{}", c_abi::last_error());
+        assert_eq!(
+            unsafe { rm_learn(db, text.as_ptr(), std::ptr::null(), &mut out) },
+            rm_status::RM_OK,
+            "{}",
+            c_abi::last_error()
+        );
         // SAFETY: out was written on success.
         ids.push(unsafe { (*out).memory_id });
         unsafe { rm_learn_result_free(out) };
@@ -137,7 +167,12 @@ fn c_abi_lists_the_folded_ids_and_defaults_to_off() {
         opts.group_similar = group;
         let mut r = null_mut();
         // SAFETY: valid handle, query, options and out pointer.
-        assert_eq!(unsafe { rm_recall(db, query.as_ptr(), &opts, &mut r) }, rm_status::RM_OK, "{}", c_abi::last_error());
+        assert_eq!(
+            unsafe { rm_recall(db, query.as_ptr(), &opts, &mut r) },
+            rm_status::RM_OK,
+            "{}",
+            c_abi::last_error()
+        );
         // SAFETY: r was written on success; its hits and ids live until it is freed.
         let res = unsafe { &*r };
         let hits = unsafe { std::slice::from_raw_parts(res.hits, res.count) };

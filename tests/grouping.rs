@@ -97,10 +97,8 @@ fn evaluate(m: &model::Model) {
             }
         }
     }
-    let reqs: Vec<LearnRequest> = rows
-        .iter()
-        .map(|(t, c, _)| LearnRequest { insight: t, context: Some(c), ..Default::default() })
-        .collect();
+    let reqs: Vec<LearnRequest> =
+        rows.iter().map(|(t, c, _)| LearnRequest { insight: t, context: Some(c), ..Default::default() }).collect();
     let mut fact_of: HashMap<i64, String> = HashMap::new();
     let mut dups = 0;
     for (row, o) in rows.iter().zip(hybrid.learn_batch(&reqs).unwrap()) {
@@ -113,7 +111,12 @@ fn evaluate(m: &model::Model) {
         let mut r = Run { first: Vec::new(), distinct: Vec::new(), cross_fact: 0, hits: 0 };
         for q in queries {
             let targets: HashSet<&str> = q["targets"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
-            let req = RecallRequest { query: q["query"].as_str().unwrap(), n: 10, group_similar: group, ..Default::default() };
+            let req = RecallRequest {
+                query: q["query"].as_str().unwrap(),
+                n: 10,
+                group_similar: group,
+                ..Default::default()
+            };
             let res = db.recall(&req).unwrap();
             let facts: Vec<&str> = res.hits.iter().map(|h| fact_of[&h.memory.id].as_str()).collect();
             r.first.push(facts.iter().position(|f| targets.contains(f)));

@@ -14,7 +14,8 @@ const WORDS: &[&str] = &[
     "grasp", "mug", "red", "blue", "push", "box", "slipped", "dock", "arm", "cup", "force", "table", "shelf", "belt",
     "tray", "bowl", "wrench", "cable", "door", "lift", "speed", "angle", "tool", "plate", "抓取", "杯子", "导航",
 ];
-const QUERIES: &[&str] = &["grasp red mug", "push box", "cable on belt", "blue bowl angle", "抓取杯子", "door lift speed", "wrench"];
+const QUERIES: &[&str] =
+    &["grasp red mug", "push box", "cable on belt", "blue bowl angle", "抓取杯子", "door lift speed", "wrench"];
 
 use scratch::open_lexical as open;
 
@@ -36,7 +37,11 @@ fn text(i: u64) -> String {
 fn context(i: u64) -> String {
     let name = ["grasp", "push", "place"][(i % 3) as usize];
     let (x, y) = ((i * 7 % 23) as f64 / 4.0, (i * 11 % 19) as f64 / 4.0);
-    format!(r#"{{"task": {{"name": "{name}", "success": {}}}, "force": {}, "spatial": {{"p": [{x}, {y}]}}}}"#, i % 4 != 0, i % 40)
+    format!(
+        r#"{{"task": {{"name": "{name}", "success": {}}}, "force": {}, "spatial": {{"p": [{x}, {y}]}}}}"#,
+        !i.is_multiple_of(4),
+        i % 40
+    )
 }
 
 fn learn(db: &Db, from: u64, count: u64) -> Vec<i64> {
@@ -48,11 +53,8 @@ fn learn(db: &Db, from: u64, count: u64) -> Vec<i64> {
         .collect()
 }
 
-const FILTERS: &[&str] = &[
-    r#"{"task.success": false}"#,
-    r#"{"task.name": "push", "force": {"$lt": 12}}"#,
-    r#"{"force": {"$gte": 30}}"#,
-];
+const FILTERS: &[&str] =
+    &[r#"{"task.success": false}"#, r#"{"task.name": "push", "force": {"$lt": 12}}"#, r#"{"force": {"$gte": 30}}"#];
 const SPATIAL: &[&str] = &[
     r#"{"field": "spatial.p", "target": [1.0, 2.0]}"#,
     r#"{"field": "spatial.p", "target": [5.5, 0.25], "max_distance": 1.5}"#,
@@ -61,7 +63,8 @@ const SPATIAL: &[&str] = &[
 /// Every query's hits (id, score bits, distance bits), n = 20: plain, with each
 /// filter, with each spatial sort.
 fn recalls(db: &Db) -> Vec<Vec<(i64, u64, Option<u64>)>> {
-    let mut reqs: Vec<RecallRequest> = QUERIES.iter().map(|q| RecallRequest { query: q, n: 20, ..Default::default() }).collect();
+    let mut reqs: Vec<RecallRequest> =
+        QUERIES.iter().map(|q| RecallRequest { query: q, n: 20, ..Default::default() }).collect();
     for (i, f) in FILTERS.iter().enumerate() {
         reqs.push(RecallRequest { query: QUERIES[i], context_filter: Some(f), n: 20, ..Default::default() });
     }
@@ -131,7 +134,13 @@ fn reopened_file_recalls_what_a_rebuilt_index_recalls() {
     assert!(format.starts_with(&format!("robotmem {} text index", VERSION)), "{format}");
     assert!(bytes > 1000);
     let rows = snapshot_rows(&p);
-    for want in [r#"column ["force"]"#, r#"column ["task","name"]"#, r#"column ["task","success"]"#, r#"coordinates ["spatial","p"]"#, "text"] {
+    for want in [
+        r#"column ["force"]"#,
+        r#"column ["task","name"]"#,
+        r#"column ["task","success"]"#,
+        r#"coordinates ["spatial","p"]"#,
+        "text",
+    ] {
         assert!(rows.iter().any(|r| r == want), "{want} in {rows:?}");
     }
 
@@ -208,10 +217,13 @@ fn near_duplicates_are_still_found_after_reopening() {
     let p = d.db();
     let db = open(&p);
     learn(&db, 0, 300);
-    let first = db.learn(&LearnRequest { insight: "the blue tray slipped off the steel shelf", ..Default::default() }).unwrap();
+    let first =
+        db.learn(&LearnRequest { insight: "the blue tray slipped off the steel shelf", ..Default::default() }).unwrap();
     db.close().unwrap();
     let db = open(&p);
-    let again = db.learn(&LearnRequest { insight: "The blue tray slipped off the steel shelf.", ..Default::default() }).unwrap();
+    let again = db
+        .learn(&LearnRequest { insight: "The blue tray slipped off the steel shelf.", ..Default::default() })
+        .unwrap();
     assert_eq!(again.memory_id, first.memory_id);
     assert!(again.duplicate.is_some());
 }

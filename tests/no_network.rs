@@ -24,7 +24,8 @@ fn child_uses_the_model_and_waits() {
     let Some(dir) = std::env::var_os(CHILD) else { return };
     let m = model::default_model("no_network").expect("model (checked by the parent)");
     let db = Db::open(m.options(Path::new(&dir).join("m.db"))).unwrap();
-    let learned = db.learn(&LearnRequest { insight: "the gripper slipped on the wet cup", ..Default::default() }).unwrap();
+    let learned =
+        db.learn(&LearnRequest { insight: "the gripper slipped on the wet cup", ..Default::default() }).unwrap();
     assert!(learned.has_embedding, "the model is loaded");
     let r = db.recall(&RecallRequest { query: "wet cup slipping", ..Default::default() }).unwrap();
     println!("recall mode {:?}, {} hits", r.mode, r.hits.len());
@@ -35,7 +36,9 @@ fn child_uses_the_model_and_waits() {
 
 #[test]
 fn open_learn_recall_with_the_model_make_no_network_call() {
-    if std::env::var_os(CHILD).is_some() || model::default_model("open_learn_recall_with_the_model_make_no_network_call").is_none() {
+    if std::env::var_os(CHILD).is_some()
+        || model::default_model("open_learn_recall_with_the_model_make_no_network_call").is_none()
+    {
         return;
     }
     let strace_ok = Command::new("strace").arg("-V").output().is_ok_and(|o| o.status.success());
@@ -64,7 +67,10 @@ fn open_learn_recall_with_the_model_make_no_network_call() {
         eprintln!("SKIPPED open_learn_recall_with_the_model_make_no_network_call: strace cannot trace here:\n{all}");
         return;
     }
-    assert!(out.status.success() && all.contains("1 passed") && all.contains("recall mode Hybrid"), "child failed:\n{all}");
+    assert!(
+        out.status.success() && all.contains("1 passed") && all.contains("recall mode Hybrid"),
+        "child failed:\n{all}"
+    );
     let calls: Vec<String> = std::fs::read_to_string(&trace)
         .unwrap()
         .lines()

@@ -19,7 +19,9 @@ fn without_runtime_bm25_only_then_reembed() {
     let s = db.embedding_status().unwrap();
     assert_eq!(s.state, EmbeddingState::Unavailable);
     assert!(s.reason.contains("libonnxruntime.so.missing") && s.reason.contains("BM25 only"), "{}", s.reason);
-    let learned = db.learn(&LearnRequest { insight: "lidar gets confused by glass walls in the lobby", ..Default::default() }).unwrap();
+    let learned = db
+        .learn(&LearnRequest { insight: "lidar gets confused by glass walls in the lobby", ..Default::default() })
+        .unwrap();
     assert!(!learned.has_embedding);
     let r = db.recall(&RecallRequest { query: "lidar glass", ..Default::default() }).unwrap();
     assert_eq!((r.mode, r.hits.len()), (SearchMode::Bm25Only, 1));
@@ -32,6 +34,8 @@ fn without_runtime_bm25_only_then_reembed() {
     let db = Db::open(m.options(&path)).unwrap();
     assert_eq!(db.embedding_status().unwrap().state, EmbeddingState::Ready);
     assert_eq!(db.reembed(0).unwrap(), ReembedOutcome { embedded: 1, remaining: 0, rebuilt: false });
-    let r = db.recall(&RecallRequest { query: "transparent surfaces fool the laser scanner", ..Default::default() }).unwrap();
+    let r = db
+        .recall(&RecallRequest { query: "transparent surfaces fool the laser scanner", ..Default::default() })
+        .unwrap();
     assert_eq!(r.hits[0].memory.id, learned.memory_id);
 }

@@ -117,7 +117,11 @@ fn a_flipped_byte_in_a_memory_is_reported_as_corrupt_never_returned() {
         // The way out: forget it (its damaged text is not returned).
         let f = db.forget(id, "damaged on disk").unwrap();
         assert_eq!(f.content, "");
-        assert!(db.recall(&RecallRequest { query: "wrist camera calibration", ..Default::default() }).unwrap().hits.is_empty());
+        assert!(db
+            .recall(&RecallRequest { query: "wrist camera calibration", ..Default::default() })
+            .unwrap()
+            .hits
+            .is_empty());
     }
 }
 
@@ -133,7 +137,8 @@ fn update_without_context_scores_confidence_like_a_fresh_learn() {
     assert_eq!(db.get(a.memory_id).unwrap().confidence, 0.80);
     // A context given at learn time still counts when the update keeps it.
     let ctx = r#"{"robot": {"id": "arm-7", "site": "lab"}}"#;
-    let b = db.learn(&LearnRequest { insight: "joint three runs warm", context: Some(ctx), ..Default::default() }).unwrap();
+    let b =
+        db.learn(&LearnRequest { insight: "joint three runs warm", context: Some(ctx), ..Default::default() }).unwrap();
     assert_eq!(b.confidence, 0.85);
     assert_eq!(db.update(b.memory_id, "joint three runs hot", None).unwrap().confidence, 0.85);
 }
@@ -173,7 +178,12 @@ fn session_of(db: &Db, texts: &[&str]) -> (String, Vec<i64>) {
 }
 
 fn top(db: &Db, q: &str) -> Vec<String> {
-    db.recall(&RecallRequest { query: q, n: 5, ..Default::default() }).unwrap().hits.into_iter().map(|h| h.memory.content).collect()
+    db.recall(&RecallRequest { query: q, n: 5, ..Default::default() })
+        .unwrap()
+        .hits
+        .into_iter()
+        .map(|h| h.memory.content)
+        .collect()
 }
 
 #[test]
@@ -228,7 +238,8 @@ fn relearning_a_stored_text_of_an_ended_session_reports_the_duplicate() {
     let again = db.learn(&LearnRequest { insight: text, session_id: Some(&s), ..Default::default() }).unwrap();
     assert_eq!(again.duplicate.map(|d| d.existing_id), Some(ids[0]));
     // A new fact for the ended session is still refused, and an unknown session too.
-    let e = db.learn(&LearnRequest { insight: "a new fact entirely", session_id: Some(&s), ..Default::default() }).err();
+    let e =
+        db.learn(&LearnRequest { insight: "a new fact entirely", session_id: Some(&s), ..Default::default() }).err();
     assert_eq!(e.map(|e| e.status), Some(Status::InvalidState));
     let e = db.learn(&LearnRequest { insight: text, session_id: Some("no-such-session"), ..Default::default() }).err();
     assert_eq!(e.map(|e| e.status), Some(Status::NotFound));
@@ -256,15 +267,36 @@ fn a_learn_appends_few_wal_pages() {
     let dir = temp();
     let path = dir.path().join("m.db");
     let db = open(&path);
-    let text = |i: usize| format!("inspection pass {} of the {} conveyor found loose bolts near the belt", ["first", "second", "third", "fourth", "fifth"][i % 5], ["left", "right", "upper", "lower"][i / 5 % 4]);
+    let text = |i: usize| {
+        format!(
+            "inspection pass {} of the {} conveyor found loose bolts near the belt",
+            ["first", "second", "third", "fourth", "fifth"][i % 5],
+            ["left", "right", "upper", "lower"][i / 5 % 4]
+        )
+    };
     for i in 0..200 {
-        learn(&db, &format!("{} while the shift lead watched ({})", text(i), ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliett"][i / 20]));
+        learn(
+            &db,
+            &format!(
+                "{} while the shift lead watched ({})",
+                text(i),
+                ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliett"][i / 20]
+            ),
+        );
     }
     let side = rusqlite::Connection::open(&path).unwrap();
     side.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())).unwrap();
     let n = 40;
     for i in 0..n {
-        learn(&db, &format!("battery bay {} latch {} sticks after the {} cleaning cycle", ["north", "south", "east", "west"][i % 4], ["kilo", "lima", "mike", "oscar", "papa"][i % 5], ["morning", "evening"][i / 20]));
+        learn(
+            &db,
+            &format!(
+                "battery bay {} latch {} sticks after the {} cleaning cycle",
+                ["north", "south", "east", "west"][i % 4],
+                ["kilo", "lima", "mike", "oscar", "papa"][i % 5],
+                ["morning", "evening"][i / 20]
+            ),
+        );
     }
     let page: i64 = side.query_row("PRAGMA page_size", [], |r| r.get(0)).unwrap();
     let wal = std::fs::metadata(format!("{}-wal", path.display())).unwrap().len();
@@ -284,7 +316,9 @@ fn a_read_only_directory_is_named_in_the_error() {
     let probe = ro.join("probe");
     if std::fs::write(&probe, b"x").is_ok() {
         std::fs::remove_file(&probe).unwrap();
-        eprintln!("SKIPPED a_read_only_directory_is_named_in_the_error: this user (root?) can write into a 0500 directory");
+        eprintln!(
+            "SKIPPED a_read_only_directory_is_named_in_the_error: this user (root?) can write into a 0500 directory"
+        );
     } else {
         let e = Db::open(OpenOptions::path(ro.join("m.db"))).err().unwrap();
         assert_eq!(e.status, Status::Io);
@@ -349,17 +383,23 @@ fn a_version_2_database_is_migrated_with_its_memories() {
     let v: i32 = c.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
     assert_eq!(v, robotmem::store::schema::SCHEMA_VERSION);
     // The memory got a global id: a UUIDv7 whose time is its creation's (same minute).
-    let (gid, created): (String, String) =
-        c.query_row("SELECT global_id, created_at FROM memories WHERE id = ?1", [id], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+    let (gid, created): (String, String) = c
+        .query_row("SELECT global_id, created_at FROM memories WHERE id = ?1", [id], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap();
     let u = uuid::Uuid::parse_str(&gid).unwrap();
     assert_eq!(u.get_version_num(), 7, "{gid}");
     let (secs, _) = u.get_timestamp().unwrap().to_unix();
     let created = chrono::DateTime::parse_from_rfc3339(&created).unwrap().timestamp() as u64;
     assert!(secs.abs_diff(created) <= 1, "{gid} vs {created}");
-    let snapshots: i64 = c.query_row("SELECT count(*) FROM sqlite_schema WHERE name = 'index_snapshots'", [], |r| r.get(0)).unwrap();
+    let snapshots: i64 =
+        c.query_row("SELECT count(*) FROM sqlite_schema WHERE name = 'index_snapshots'", [], |r| r.get(0)).unwrap();
     assert_eq!(snapshots, 1);
     let left: i64 = c
-        .query_row("SELECT count(*) FROM sqlite_schema WHERE name IN ('memories_fts', 'idx_mem_status', 'idx_mem_collection')", [], |r| r.get(0))
+        .query_row(
+            "SELECT count(*) FROM sqlite_schema WHERE name IN ('memories_fts', 'idx_mem_status', 'idx_mem_collection')",
+            [],
+            |r| r.get(0),
+        )
         .unwrap();
     assert_eq!(left, 0);
 }
@@ -373,7 +413,9 @@ fn close_reports_a_log_it_could_not_copy_into_the_file() {
     let name = "close_reports_a_log_it_could_not_copy_into_the_file";
     if is_child(name) {
         let path = Path::new("m.db");
-        let texts: Vec<String> = (0..1200).map(|i| format!("inspection pass {i} of the left conveyor found {} loose bolts", i % 7)).collect();
+        let texts: Vec<String> = (0..1200)
+            .map(|i| format!("inspection pass {i} of the left conveyor found {} loose bolts", i % 7))
+            .collect();
         {
             let db = open(path);
             for t in &texts[..1000] {

@@ -15,8 +15,14 @@ const CASES: &str = include_str!("data/peer-suite-cases.json");
 
 /// Areas covered elsewhere (src/classify/tests.rs).
 const CLASSIFIER_AREAS: &[&str] = &[
-    "classify_category", "classify_tags", "estimate_confidence", "extract_scope",
-    "normalize_scope_files", "build_context_json", "tags", "tag_tree",
+    "classify_category",
+    "classify_tags",
+    "estimate_confidence",
+    "extract_scope",
+    "normalize_scope_files",
+    "build_context_json",
+    "tags",
+    "tag_tree",
 ];
 
 /// Cases that test something robotmem does not have, with the reason.
@@ -67,7 +73,11 @@ fn check(case: &Value) -> Check {
     match case["area"].as_str().unwrap() {
         "jaccard" => {
             let got = text::jaccard(&s("a"), &s("b"));
-            if approx(got, expected.as_f64().unwrap(), 1e-9) { Ok(()) } else { fail(got.to_string()) }
+            if approx(got, expected.as_f64().unwrap(), 1e-9) {
+                Ok(())
+            } else {
+                fail(got.to_string())
+            }
         }
         "dedup" if id == "dedup-005" => {
             // Excluding the memory itself (update) finds no duplicate.
@@ -86,7 +96,11 @@ fn check(case: &Value) -> Check {
             let is_dup = a.duplicate_similarity(&b).is_some();
             let ok = is_dup == expected["is_dup"].as_bool().unwrap()
                 && approx(sim, expected["similarity"].as_f64().unwrap(), 1e-9);
-            if ok { Ok(()) } else { fail(format!("is_dup={is_dup} sim={sim}")) }
+            if ok {
+                Ok(())
+            } else {
+                fail(format!("is_dup={is_dup} sim={sim}"))
+            }
         }
         "rrf" => {
             let lists: Vec<Vec<i64>> = serde_json::from_value(input["lists"].clone()).unwrap();
@@ -97,7 +111,11 @@ fn check(case: &Value) -> Check {
             } else {
                 json!(merged.iter().map(|x| x.0).collect::<Vec<_>>())
             };
-            if &got == expected { Ok(()) } else { fail(got.to_string()) }
+            if &got == expected {
+                Ok(())
+            } else {
+                fail(got.to_string())
+            }
         }
         "source_weight" => {
             let got: Vec<f64> = input["contexts"]
@@ -106,17 +124,29 @@ fn check(case: &Value) -> Check {
                 .iter()
                 .map(|c| if c.as_object().is_some_and(search::is_real_world) { 1.5 } else { 1.0 })
                 .collect();
-            if json!(got) == *expected { Ok(()) } else { fail(format!("{got:?}")) }
+            if json!(got) == *expected {
+                Ok(())
+            } else {
+                fail(format!("{got:?}"))
+            }
         }
         "dotpath" => {
             let path: Vec<String> = s("path").split('.').map(String::from).collect();
             let got = resolve(&input["d"], &path).cloned().unwrap_or(json!("<MISSING>"));
-            if &got == expected { Ok(()) } else { fail(got.to_string()) }
+            if &got == expected {
+                Ok(())
+            } else {
+                fail(got.to_string())
+            }
         }
         "context_filter" => {
             let f = ContextFilter::parse(&input["spec"].to_string()).map_err(|e| e.to_string())?;
             let got = f.matches(&input["mem"]);
-            if json!(got) == *expected { Ok(()) } else { fail(got.to_string()) }
+            if json!(got) == *expected {
+                Ok(())
+            } else {
+                fail(got.to_string())
+            }
         }
         "spatial_sort" => {
             let spec = json!({"field": input["field"], "target": input["target"]});
@@ -125,29 +155,50 @@ fn check(case: &Value) -> Check {
                 Value::String(x) if x == "inf" => d.is_infinite(),
                 e => approx(d, e.as_f64().unwrap(), 1e-9),
             };
-            if ok { Ok(()) } else { fail(d.to_string()) }
+            if ok {
+                Ok(())
+            } else {
+                fail(d.to_string())
+            }
         }
         "context_fields" => {
             let db = db();
             let a = learn(&db, "grip force tuned for cylinders", Some(&input["context"].to_string()), None);
             let v = render::memory(&db.get(a.memory_id).unwrap());
             let got = json!({"params": v["params"]});
-            if &got == expected { Ok(()) } else { fail(got.to_string()) }
+            if &got == expected {
+                Ok(())
+            } else {
+                fail(got.to_string())
+            }
         }
         "tokenize" => {
             let got = text::index_text(&s("text")).to_string();
-            if json!(got) == *expected { Ok(()) } else { fail(got) }
+            if json!(got) == *expected {
+                Ok(())
+            } else {
+                fail(got)
+            }
         }
         "fts_query" => {
             let got = text::fts_query(&s("query"));
-            if json!(got) == *expected { Ok(()) } else { fail(format!("{got:?}")) }
+            if json!(got) == *expected {
+                Ok(())
+            } else {
+                fail(format!("{got:?}"))
+            }
         }
         "decay" => {
             let conf = input["confidence"].as_f64().unwrap();
-            let days = input["days_since_last_access"].as_i64().or(input["days"].as_i64()).or(input["age_days"].as_i64());
+            let days =
+                input["days_since_last_access"].as_i64().or(input["days"].as_i64()).or(input["age_days"].as_i64());
             let rate = input["decay_rate"].as_f64().unwrap_or(0.01);
             let got = session::decayed(conf, rate, days.unwrap());
-            if approx(got, expected.as_f64().unwrap(), 5e-4) { Ok(()) } else { fail(got.to_string()) }
+            if approx(got, expected.as_f64().unwrap(), 5e-4) {
+                Ok(())
+            } else {
+                fail(got.to_string())
+            }
         }
         "recall_pipeline" => recall_pipeline(id, expected),
         "consolidation" => consolidation(id, input, expected),
@@ -168,7 +219,8 @@ fn recall_pipeline(id: &str, expected: &Value) -> Check {
             let a = learn(&db, "gripper memory one", None, Some(&s1));
             learn(&db, "gripper memory two", None, Some(&s2));
             let sess = if id.ends_with("001") { Some(s1.as_str()) } else { Some("") };
-            let mut r = db.recall(&RecallRequest { query: "gripper memory", session_id: sess, ..Default::default() }).unwrap();
+            let mut r =
+                db.recall(&RecallRequest { query: "gripper memory", session_id: sess, ..Default::default() }).unwrap();
             r.hits.sort_by_key(|h| h.memory.id);
             ids(r, a.memory_id)
         }
@@ -191,7 +243,11 @@ fn recall_pipeline(id: &str, expected: &Value) -> Check {
             // pipeline (returning 1 result); we reject it with a precise error, as its
             // own MCP layer does (mcp_errors-004).
             learn(&db, "box at origin", None, None);
-            let r = db.recall(&RecallRequest { query: "box", spatial_sort: Some(r#"{"bad": "format"}"#), ..Default::default() });
+            let r = db.recall(&RecallRequest {
+                query: "box",
+                spatial_sort: Some(r#"{"bad": "format"}"#),
+                ..Default::default()
+            });
             return match r {
                 Err(e) if e.status == Status::InvalidArgument => Ok(()),
                 other => Err(format!("{id}: expected InvalidArgument, got {other:?}")),
@@ -199,7 +255,11 @@ fn recall_pipeline(id: &str, expected: &Value) -> Check {
         }
         _ => return Err(format!("{id}: no handler")),
     };
-    if &got == expected { Ok(()) } else { Err(format!("{id}: expected {expected}, got {got}")) }
+    if &got == expected {
+        Ok(())
+    } else {
+        Err(format!("{id}: expected {expected}, got {got}"))
+    }
 }
 
 fn consolidation(id: &str, input: &Value, expected: &Value) -> Check {
@@ -232,7 +292,11 @@ fn consolidation(id: &str, input: &Value, expected: &Value) -> Check {
     let got = json!({"merged_groups": c.merged_groups, "superseded_count": c.superseded_count,
         "compression_ratio": c.compression_ratio, "avg_similarity": c.avg_similarity});
     let ok = expected.as_object().unwrap().iter().all(|(k, v)| got[k] == *v);
-    if ok { Ok(()) } else { Err(format!("{id}: expected {expected}, got {got}")) }
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("{id}: expected {expected}, got {got}"))
+    }
 }
 
 /// Validation and error cases: the status must be the right one and the message
@@ -248,13 +312,22 @@ fn errors(id: &str, input: &Value, expected: &Value) -> Check {
     match id {
         "validation-001" | "validation-002" | "sdk_errors-005" | "insert_memory-004" => {
             let text = s("insight").or(s("content")).unwrap_or_default();
-            expect_err(db.learn(&LearnRequest { insight: &text, ..Default::default() }).map(drop), Status::InvalidArgument, "insight")
+            expect_err(
+                db.learn(&LearnRequest { insight: &text, ..Default::default() }).map(drop),
+                Status::InvalidArgument,
+                "insight",
+            )
         }
         "validation-005" => {
             // The original rejects n=0; the issue asks for clamping to 1–100.
             learn(&db, "test memory", None, None);
-            let r = db.recall(&RecallRequest { query: "test", n: 0, ..Default::default() }).map_err(|e| e.to_string())?;
-            if r.hits.len() == 1 { Ok(()) } else { Err(format!("{id}: n=0 should clamp to 1")) }
+            let r =
+                db.recall(&RecallRequest { query: "test", n: 0, ..Default::default() }).map_err(|e| e.to_string())?;
+            if r.hits.len() == 1 {
+                Ok(())
+            } else {
+                Err(format!("{id}: n=0 should clamp to 1"))
+            }
         }
         "validation-007" | "validation-009" | "sdk_errors-003" => {
             let q = s("query").unwrap_or_default();
@@ -300,11 +373,16 @@ fn errors(id: &str, input: &Value, expected: &Value) -> Check {
         "sdk_errors-008" => {
             learn(&db, "test memory", None, None);
             let r = db.recall(&RecallRequest { query: "test", min_confidence: 0.99, ..Default::default() }).unwrap();
-            if r.hits.is_empty() { Ok(()) } else { Err(format!("{id}: expected 0 hits")) }
+            if r.hits.is_empty() {
+                Ok(())
+            } else {
+                Err(format!("{id}: expected 0 hits"))
+            }
         }
         "mcp_errors-002" | "mcp_errors-003" => {
             let f = s("context_filter").unwrap();
-            let r = db.recall(&RecallRequest { query: "test", context_filter: Some(&f), ..Default::default() }).map(drop);
+            let r =
+                db.recall(&RecallRequest { query: "test", context_filter: Some(&f), ..Default::default() }).map(drop);
             expect_err(r, Status::InvalidArgument, "context_filter")
         }
         "mcp_errors-004" | "mcp_errors-005" => {
@@ -314,18 +392,30 @@ fn errors(id: &str, input: &Value, expected: &Value) -> Check {
         }
         "mcp_errors-009" | "mcp_errors-010" | "mcp_errors-011" | "mcp_errors-012" => {
             let got = limits::collection(input["collection"].as_str(), "default").map_err(|e| e.to_string())?;
-            if json!(got) == *expected { Ok(()) } else { Err(format!("{id}: got {got}")) }
+            if json!(got) == *expected {
+                Ok(())
+            } else {
+                Err(format!("{id}: got {got}"))
+            }
         }
         "insert_memory-001" => {
             // Flaw kept out: the original silently truncates 500 characters to 300
             // (silent data loss); we refuse with a message naming the limit.
             let long = "x".repeat(500);
-            expect_err(db.learn(&LearnRequest { insight: &long, ..Default::default() }).map(drop), Status::InvalidArgument, "300")
+            expect_err(
+                db.learn(&LearnRequest { insight: &long, ..Default::default() }).map(drop),
+                Status::InvalidArgument,
+                "300",
+            )
         }
         "insert_memory-005" => {
             // Blank collection resolves to the default collection (as mcp_errors-009).
             let r = db.learn(&LearnRequest { insight: "test", collection: Some(""), ..Default::default() }).unwrap();
-            if db.get(r.memory_id).unwrap().collection == "default" { Ok(()) } else { Err(id.to_string()) }
+            if db.get(r.memory_id).unwrap().collection == "default" {
+                Ok(())
+            } else {
+                Err(id.to_string())
+            }
         }
         "insert_memory-006" => {
             let a = learn(&db, &s("content").unwrap(), None, None);

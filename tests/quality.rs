@@ -51,7 +51,8 @@ fn evaluate(m: &model::Model, tag: &str) -> (BTreeMap<String, (usize, usize)>, H
         let r = db.recall(&RecallRequest { query: q, n: 3, ..Default::default() }).unwrap();
         (r.hits.iter().any(|h| h.memory.id == want), r.mode)
     };
-    let mut tuner = tune::dir().map(|_| tune::Tuner::open(&m.options(&path), &format!("paraphrase-{tag}.jsonl"), false));
+    let mut tuner =
+        tune::dir().map(|_| tune::Tuner::open(&m.options(&path), &format!("paraphrase-{tag}.jsonl"), false));
     let mut table: BTreeMap<(String, String), Tally> = BTreeMap::new();
     for (i, q) in data["queries"].as_array().unwrap().iter().enumerate() {
         let text = q["query"].as_str().unwrap();

@@ -99,7 +99,9 @@ fn sigkill_never_loses_an_acknowledged_write() {
         let reader = std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(|l| l.ok()) {
                 let mut it = line.strip_prefix("ACK ").unwrap_or_default().split(' ');
-                if let (Some(Ok(id)), Some(Ok(k))) = (it.next().map(str::parse::<i64>), it.next().map(str::parse::<u64>)) {
+                if let (Some(Ok(id)), Some(Ok(k))) =
+                    (it.next().map(str::parse::<i64>), it.next().map(str::parse::<u64>))
+                {
                     if tx.send((id, k)).is_err() {
                         break;
                     }

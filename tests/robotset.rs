@@ -83,7 +83,11 @@ fn evaluate(m: &model::Model, multilingual: bool) {
     }
     drop((hybrid, bm25, tuner));
 
-    println!("\nrobot devset, {tag}: {} memories ({dups} duplicates), {} queries ({embedded} embedded), n = 10", mems.len(), queries.len());
+    println!(
+        "\nrobot devset, {tag}: {} memories ({dups} duplicates), {} queries ({embedded} embedded), n = 10",
+        mems.len(),
+        queries.len()
+    );
     println!("kind         lang queries | bm25 R@1  R@5    R@10   MRR    | hybrid R@1 R@5  R@10   MRR    | dR@10 [95% CI]            dMRR [95% CI]");
     let mut fails = Vec::new();
     for ((kind, lang), (b, h)) in &table {
@@ -97,9 +101,13 @@ fn evaluate(m: &model::Model, multilingual: bool) {
         if d10.2 < 0.0 || dm.2 < 0.0 {
             fails.push(format!("{kind}/{lang}: hybrid worse than BM25 beyond noise"));
         }
-        let must_gain = (kind == "paraphrase" && (lang == "en" || multilingual)) || (kind == "crosslingual" && multilingual);
+        let must_gain =
+            (kind == "paraphrase" && (lang == "en" || multilingual)) || (kind == "crosslingual" && multilingual);
         if must_gain && dm.1 <= 0.0 {
-            fails.push(format!("{kind}/{lang}: hybrid not better than BM25 beyond noise (MRR CI [{:+.3}, {:+.3}])", dm.1, dm.2));
+            fails.push(format!(
+                "{kind}/{lang}: hybrid not better than BM25 beyond noise (MRR CI [{:+.3}, {:+.3}])",
+                dm.1, dm.2
+            ));
         }
     }
     assert!(fails.is_empty(), "{tag}: {}", fails.join("; "));

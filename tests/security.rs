@@ -71,8 +71,12 @@ fn hostile_dot_paths_are_keys() {
     let db = db();
     for (i, key) in HOSTILE.iter().enumerate() {
         let ctx = serde_json::json!({ "task": { *key: i } }).to_string();
-        db.learn(&LearnRequest { insight: &format!("context key test {i}"), context: Some(&ctx), ..Default::default() })
-            .unwrap();
+        db.learn(&LearnRequest {
+            insight: &format!("context key test {i}"),
+            context: Some(&ctx),
+            ..Default::default()
+        })
+        .unwrap();
     }
     for (i, key) in HOSTILE.iter().enumerate() {
         if key.contains('.') {
@@ -80,7 +84,12 @@ fn hostile_dot_paths_are_keys() {
         }
         let filter = serde_json::json!({ format!("task.{key}"): i }).to_string();
         let r = db
-            .recall(&RecallRequest { query: "context key test", n: 100, context_filter: Some(&filter), ..Default::default() })
+            .recall(&RecallRequest {
+                query: "context key test",
+                n: 100,
+                context_filter: Some(&filter),
+                ..Default::default()
+            })
             .unwrap();
         assert_eq!(r.hits.len(), 1, "{key}");
         assert!(r.hits[0].memory.content.ends_with(&format!(" {i}")));

@@ -37,9 +37,11 @@ fn age(t: &TempDb, id: i64, days: f64) {
     .unwrap();
     // The creation time is checksummed with the other texts (schema 6): keep it valid.
     let (collection, session, category, context, created): (String, Option<String>, String, String, String) = c
-        .query_row("SELECT collection, session_id, category, context, created_at FROM memories WHERE id = ?1", [id], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
-        })
+        .query_row(
+            "SELECT collection, session_id, category, context, created_at FROM memories WHERE id = ?1",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+        )
         .unwrap();
     let hash = robotmem::dedup::meta_hash(&collection, session.as_deref(), &category, &context, &created);
     c.execute("UPDATE memories SET meta_hash = ?2 WHERE id = ?1", rusqlite::params![id, hash]).unwrap();

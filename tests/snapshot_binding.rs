@@ -19,7 +19,11 @@ use scratch::open_lexical as open;
 fn context(i: u64) -> String {
     let name = ["grasp", "push", "place"][(i % 3) as usize];
     let (x, y) = ((i * 7 % 23) as f64 / 4.0, (i * 11 % 19) as f64 / 4.0);
-    format!(r#"{{"task": {{"name": "{name}", "success": {}}}, "robot": {{"id": "r{}"}}, "spatial": {{"p": [{x}, {y}]}}}}"#, !i.is_multiple_of(4), i % 5)
+    format!(
+        r#"{{"task": {{"name": "{name}", "success": {}}}, "robot": {{"id": "r{}"}}, "spatial": {{"p": [{x}, {y}]}}}}"#,
+        !i.is_multiple_of(4),
+        i % 5
+    )
 }
 
 fn learn(db: &Db, from: u64, count: u64) {
@@ -31,8 +35,10 @@ fn learn(db: &Db, from: u64, count: u64) {
 
 fn recalls(db: &Db) -> Hits {
     let filters = [r#"{"task.success": true}"#, r#"{"robot.id": "r3"}"#, r#"{"task.name": "push"}"#];
-    let mut reqs: Vec<RecallRequest> =
-        filters.iter().map(|f| RecallRequest { query: "*", n: 100, context_filter: Some(f), ..Default::default() }).collect();
+    let mut reqs: Vec<RecallRequest> = filters
+        .iter()
+        .map(|f| RecallRequest { query: "*", n: 100, context_filter: Some(f), ..Default::default() })
+        .collect();
     reqs.push(RecallRequest { query: "red mug shelf", n: 50, ..Default::default() });
     let sp = r#"{"field": "spatial.p", "target": [1.0, 2.0]}"#;
     reqs.push(RecallRequest { query: "*", n: 30, spatial_sort: Some(sp), ..Default::default() });

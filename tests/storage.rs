@@ -208,7 +208,8 @@ fn search_index_follows_writes_of_other_handles() {
         b.recall(&RecallRequest { query: q, ..Default::default() }).unwrap().hits.iter().map(|h| h.memory.id).collect()
     };
     assert!(recall_b("forklift").is_empty()); // b's index is built, and empty
-    let x = a.learn(&LearnRequest { insight: "forklift blocks aisle 4 at night", ..Default::default() }).unwrap().memory_id;
+    let x =
+        a.learn(&LearnRequest { insight: "forklift blocks aisle 4 at night", ..Default::default() }).unwrap().memory_id;
     assert_eq!(recall_b("forklift"), vec![x], "b sees a's insert");
     a.update(x, "pallet jack blocks aisle 4 at night", None).unwrap();
     assert!(recall_b("forklift").is_empty(), "b sees a's update (old words gone)");

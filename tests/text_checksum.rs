@@ -21,7 +21,8 @@ fn open(path: &Path) -> Db {
 }
 
 /// Over 80 characters, so the stored summary ("…" cut) differs from the content.
-const LONG: &str = "calibration of the wrist camera drifted after the long shift on the packing line near dock seventeen";
+const LONG: &str =
+    "calibration of the wrist camera drifted after the long shift on the packing line near dock seventeen";
 const CTX: &str = r#"{"robot": {"id": "arm-7", "site": "dock-seventeen-north"}}"#;
 
 /// A file with an unrelated memory and the marked one (closed, so the file holds

@@ -8,16 +8,19 @@
 //! sets and the robot dev set) and over random strings drawn from the whole
 //! `char` range and from mixtures of scripts, spaces and marks.
 
-mod model;
 #[path = "devsets/load.rs"]
 mod load;
+mod model;
 #[path = "common/rng.rs"]
 mod rng;
 
 use rng::Rng;
 use tokenizers::{Encoding, Tokenizer, TruncationParams};
 
-fn view(e: &Encoding) -> (Vec<u32>, Vec<u32>, Vec<(usize, usize)>, Vec<u32>) {
+/// Ids, type ids, offsets and special-token mask of an encoding.
+type View = (Vec<u32>, Vec<u32>, Vec<(usize, usize)>, Vec<u32>);
+
+fn view(e: &Encoding) -> View {
     (e.get_ids().to_vec(), e.get_type_ids().to_vec(), e.get_offsets().to_vec(), e.get_special_tokens_mask().to_vec())
 }
 
@@ -49,10 +52,19 @@ fn real_texts() -> Vec<String> {
 /// Random strings: any `char`, or a mixture of ASCII, CJK, Hangul, combining
 /// marks, full-width forms, runs of spaces and control characters, or a slice of a real text.
 fn random_texts(real: &[String], n: usize) -> Vec<String> {
-    let mut rng = Rng(0x756e_6967_7261_6d);
+    let mut rng = Rng(0x0075_6e69_6772_616d);
     let pools: &[&[(u32, u32)]] = &[
         &[(0, 0x10FFFF)],
-        &[(0x20, 0x7E), (0x4E00, 0x9FFF), (0xAC00, 0xD7A3), (0x300, 0x36F), (0xFF01, 0xFF5E), (0x20, 0x20), (0x3000, 0x3000), (0, 0x1F)],
+        &[
+            (0x20, 0x7E),
+            (0x4E00, 0x9FFF),
+            (0xAC00, 0xD7A3),
+            (0x300, 0x36F),
+            (0xFF01, 0xFF5E),
+            (0x20, 0x20),
+            (0x3000, 0x3000),
+            (0, 0x1F),
+        ],
         &[(0x20, 0x7E)],
     ];
     (0..n)

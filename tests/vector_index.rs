@@ -17,15 +17,33 @@ fn temp(name: &str) -> scratch::Scratch {
 }
 
 const SUBJECTS: [&str; 12] = [
-    "the gripper", "the lidar", "the arm", "the base", "the camera", "the wrist torque sensor",
-    "the vacuum cup", "the charging dock", "the conveyor", "the left wheel", "the depth sensor", "the e-stop",
+    "the gripper",
+    "the lidar",
+    "the arm",
+    "the base",
+    "the camera",
+    "the wrist torque sensor",
+    "the vacuum cup",
+    "the charging dock",
+    "the conveyor",
+    "the left wheel",
+    "the depth sensor",
+    "the e-stop",
 ];
 const EVENTS: [&str; 10] = [
-    "slipped on a wet mug", "lost track near the glass door", "overheated after a long shift",
-    "needed recalibration after the bump", "worked well on the metal shelf", "stalled on the ramp",
-    "misread the bin label", "drifted during the night", "got stuck under the table", "refused the heavy box",
+    "slipped on a wet mug",
+    "lost track near the glass door",
+    "overheated after a long shift",
+    "needed recalibration after the bump",
+    "worked well on the metal shelf",
+    "stalled on the ramp",
+    "misread the bin label",
+    "drifted during the night",
+    "got stuck under the table",
+    "refused the heavy box",
 ];
-const PLACES: [&str; 6] = ["in the kitchen", "at the loading bay", "in the lab", "near the stairs", "in the lobby", "by the sink"];
+const PLACES: [&str; 6] =
+    ["in the kitchen", "at the loading bay", "in the lab", "near the stairs", "in the lobby", "by the sink"];
 
 fn corpus() -> Vec<String> {
     let mut out = Vec::new();
@@ -100,7 +118,8 @@ fn index_ranks_as_sqlite_vec_and_follows_other_handles() {
     assert_same_neighbours(&store, &index, e.as_ref(), &["sun glare blinds the laser", "floor cleaning marks"], 3);
 
     // Many at once (more than RELOAD_AT = 128): reloaded in one pass.
-    let more: Vec<String> = corpus().iter().flat_map(|t| [format!("yesterday {t}"), format!("last week {t}")]).collect();
+    let more: Vec<String> =
+        corpus().iter().flat_map(|t| [format!("yesterday {t}"), format!("last week {t}")]).collect();
     learn_all(&writer, &more);
     store.read(|c| index.sync(c, e.stamp())).unwrap();
     let stored: i64 = store.read(|c| Ok(c.query_row("SELECT count(*) FROM memory_vec", [], |r| r.get(0))?)).unwrap();
@@ -118,7 +137,10 @@ fn handles_on_one_file_recall_each_others_memories() {
     let ask = |db: &Db, q: &str| db.recall(&RecallRequest { query: q, n: 3, ..Default::default() }).unwrap();
     learn_all(&a, &corpus());
     assert!(ask(&b, "slippery cups make the hand lose its grip").hits[0].memory.content.contains("wet mug"));
-    let id = b.learn(&LearnRequest { insight: "the elevator door closes too fast for the robot", ..Default::default() }).unwrap().memory_id;
+    let id = b
+        .learn(&LearnRequest { insight: "the elevator door closes too fast for the robot", ..Default::default() })
+        .unwrap()
+        .memory_id;
     let r = ask(&a, "lift doors shut before the machine gets in");
     assert_eq!((r.hits[0].memory.id, r.mode), (id, SearchMode::Hybrid));
     b.update(id, "the freight lift is out of service on weekends", None).unwrap();
@@ -139,7 +161,9 @@ fn a_batch_dedups_against_its_own_earlier_items() {
     let dup = out[1].duplicate.as_ref().expect("the second item rewords the first (not yet committed)");
     assert_eq!((dup.existing_id, dup.method), (out[0].memory_id, DupMethod::Cosine));
     // After commit the same rewording is found through the index.
-    let again = db.learn(&LearnRequest { insight: "gripper slips on wet cups in the dish room", ..Default::default() }).unwrap();
+    let again = db
+        .learn(&LearnRequest { insight: "gripper slips on wet cups in the dish room", ..Default::default() })
+        .unwrap();
     assert_eq!(again.duplicate.map(|d| d.existing_id), Some(out[0].memory_id));
 }
 
@@ -156,17 +180,30 @@ fn a_rolled_back_batch_leaves_no_vectors_behind() {
     a.end_session(&ended, None).unwrap();
     let reqs = [
         LearnRequest { insight: "the forklift battery must be swapped every four hours", ..Default::default() },
-        LearnRequest { insight: "the pallet wrapper jams on torn film", session_id: Some(&ended), ..Default::default() },
+        LearnRequest {
+            insight: "the pallet wrapper jams on torn film",
+            session_id: Some(&ended),
+            ..Default::default()
+        },
     ];
     assert!(a.learn_batch(&reqs).is_err(), "the second item's session has ended");
     // Another handle's next memory reuses the rolled-back item's id and revs.
     let other = Db::open(m.options(&path)).unwrap();
-    let c = other.learn(&LearnRequest { insight: "the coffee machine needs descaling monthly", ..Default::default() }).unwrap();
+    let c = other
+        .learn(&LearnRequest { insight: "the coffee machine needs descaling monthly", ..Default::default() })
+        .unwrap();
     // A third handle builds its index from the file alone: all must rank alike.
     let b = Db::open(m.options(&path)).unwrap();
-    for q in ["replace the forklift power pack", "coffee maker maintenance", "slippery cups make the hand lose its grip"] {
+    for q in
+        ["replace the forklift power pack", "coffee maker maintenance", "slippery cups make the hand lose its grip"]
+    {
         let ask = |db: &Db| -> Vec<i64> {
-            db.recall(&RecallRequest { query: q, n: 5, ..Default::default() }).unwrap().hits.iter().map(|h| h.memory.id).collect()
+            db.recall(&RecallRequest { query: q, n: 5, ..Default::default() })
+                .unwrap()
+                .hits
+                .iter()
+                .map(|h| h.memory.id)
+                .collect()
         };
         assert_eq!(ask(&a), ask(&b), "{q}");
     }

@@ -168,7 +168,8 @@ fn file_bytes(db: &Path) -> u64 {
 /// User + system CPU time of this process so far (/proc/self/stat, 100 ticks a second).
 fn cpu_seconds() -> f64 {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let f: Vec<u64> = stat.rsplit_once(')').map(|x| x.1).unwrap_or("").split_whitespace().map(|x| x.parse().unwrap_or(0)).collect();
+    let f: Vec<u64> =
+        stat.rsplit_once(')').map(|x| x.1).unwrap_or("").split_whitespace().map(|x| x.parse().unwrap_or(0)).collect();
     (f.get(11).copied().unwrap_or(0) + f.get(12).copied().unwrap_or(0)) as f64 / 100.0
 }
 
@@ -284,9 +285,9 @@ fn recall_phase(
     ranked_out: Option<&Path>,
 ) -> Result<(Value, Value), String> {
     let mut ranked_file = match ranked_out {
-        Some(p) => Some(std::io::BufWriter::new(
-            std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?,
-        )),
+        Some(p) => {
+            Some(std::io::BufWriter::new(std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?))
+        }
         None => None,
     };
     let mut kinds: Vec<(String, KindStats)> = Vec::new();
@@ -312,7 +313,8 @@ fn recall_phase(
         if q.warmup {
             continue;
         }
-        let ords: Vec<Option<usize>> = out.hits.iter().map(|h| ordinal.get(h.memory.content.as_str()).copied()).collect();
+        let ords: Vec<Option<usize>> =
+            out.hits.iter().map(|h| ordinal.get(h.memory.content.as_str()).copied()).collect();
         if let Some(w) = ranked_file.as_mut() {
             writeln!(w, "{}", json!({"i": i, "ranked": ords})).map_err(|e| e.to_string())?;
         }
@@ -362,7 +364,9 @@ fn recall_phase(
     rec.insert("first_ms".into(), json!((first_ms * 1e3).round() / 1e3));
     let filt: Map<String, Value> = filters
         .into_iter()
-        .map(|(f, n, hits, empty)| (f, json!({"n": n, "avg_hits": (hits as f64 / n.max(1) as f64 * 1e3).round() / 1e3, "empty": empty})))
+        .map(|(f, n, hits, empty)| {
+            (f, json!({"n": n, "avg_hits": (hits as f64 / n.max(1) as f64 * 1e3).round() / 1e3, "empty": empty}))
+        })
         .collect();
     Ok((Value::Object(rec), Value::Object(filt)))
 }

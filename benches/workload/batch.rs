@@ -48,7 +48,13 @@ fn list(name: &str, v: String) -> Result<Vec<usize>, String> {
 }
 
 fn parse_args() -> Result<Args, String> {
-    let mut a = Args { sizes: vec![1000, 10_000], at: vec![10_000, 100_000], repeats: 5, durability: Durability::Full, dir: None };
+    let mut a = Args {
+        sizes: vec![1000, 10_000],
+        at: vec![10_000, 100_000],
+        repeats: 5,
+        durability: Durability::Full,
+        dir: None,
+    };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
         let mut value = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value"));
@@ -81,7 +87,7 @@ fn texts(corpus: &mut Corpus, next: &mut usize, n: usize) -> Vec<(String, Option
     (0..n)
         .map(|_| {
             *next += 1;
-            if *next % 2 == 0 {
+            if (*next).is_multiple_of(2) {
                 (format!("batch item {} {}", *next, letters(*next)), None)
             } else {
                 let m = corpus.next_memory();
@@ -156,7 +162,13 @@ pub fn main() {
             let singles = texts(&mut corpus, &mut next, size.min(2000));
             let t = Instant::now();
             for (text, ctx) in &singles {
-                let req = LearnRequest { insight: text, context: ctx.as_deref(), collection: None, session_id: None, tags: &[] };
+                let req = LearnRequest {
+                    insight: text,
+                    context: ctx.as_deref(),
+                    collection: None,
+                    session_id: None,
+                    tags: &[],
+                };
                 db.learn(&req).unwrap_or_else(|e| panic!("learn: {e}"));
             }
             let single_item_us = t.elapsed().as_secs_f64() * 1e6 / singles.len() as f64;
@@ -180,7 +192,11 @@ pub fn main() {
 }
 
 fn report(args: &Args, rows: &[Row]) {
-    println!("robotmem batch-learn benchmark (durability {}, BM25 only, {} batches per size)", dur_name(args.durability), args.repeats);
+    println!(
+        "robotmem batch-learn benchmark (durability {}, BM25 only, {} batches per size)",
+        dur_name(args.durability),
+        args.repeats
+    );
     println!(
         "  {:>8} {:>7} {:>10} {:>10} {:>10} {:>11} {:>13} {:>13}",
         "stored", "batch", "p50 ms", "p95 ms", "max ms", "items/s", "µs/item batch", "µs/item single"

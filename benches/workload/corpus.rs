@@ -145,11 +145,7 @@ pub struct Memory {
 impl Memory {
     /// The learn request of this memory (insight + context).
     pub fn request(&self) -> robotmem::LearnRequest<'_> {
-        robotmem::LearnRequest {
-            insight: &self.insight,
-            context: Some(&self.context),
-            ..Default::default()
-        }
+        robotmem::LearnRequest { insight: &self.insight, context: Some(&self.context), ..Default::default() }
     }
 }
 
@@ -186,11 +182,7 @@ impl Corpus {
         let (obj, obj_zh) = *r.pick(OBJECTS);
         let (color, color_zh) = *r.pick(COLORS);
         let (surface, surface_zh) = *r.pick(SURFACES);
-        let robot = if task == "navigate" {
-            *r.pick(MOBILE)
-        } else {
-            *r.pick(ARMS)
-        };
+        let robot = if task == "navigate" { *r.pick(MOBILE) } else { *r.pick(ARMS) };
         let force = (r.range(2.0, 40.0) * 10.0).round() / 10.0;
         let angle = r.int(0, 18) * 5;
         let speed = (r.range(0.02, 1.2) * 100.0).round() / 100.0;
@@ -213,35 +205,22 @@ impl Corpus {
         let insight = if chinese {
             match task {
                 "grasp" => match variant {
-                    0 | 1 => format!(
-                        "抓取{color_zh}{obj_zh}{}，夹持力{force}牛，接近角度{angle}度",
-                        outcome.zh()
-                    ),
-                    _ => format!(
-                        "{robot}在{surface_zh}上抓取{obj_zh}{}，力{force}N，开口{width}毫米",
-                        outcome.zh()
-                    ),
+                    0 | 1 => format!("抓取{color_zh}{obj_zh}{}，夹持力{force}牛，接近角度{angle}度", outcome.zh()),
+                    _ => format!("{robot}在{surface_zh}上抓取{obj_zh}{}，力{force}N，开口{width}毫米", outcome.zh()),
                 },
                 "push" => format!(
                     "推动任务最终距离{dist}米，推动{color_zh}{obj_zh}{}，速度{speed}米每秒，表面{surface_zh}",
                     outcome.zh()
                 ),
-                "navigate" => format!(
-                    "导航到{to_zh}用时{secs}秒，{}，重新规划{replans}次，从{from_zh}出发",
-                    outcome.zh()
-                ),
-                _ => format!(
-                    "放置{obj_zh}到{surface_zh}{}，误差{dist}米，尝试{attempts}次",
-                    outcome.zh()
-                ),
+                "navigate" => {
+                    format!("导航到{to_zh}用时{secs}秒，{}，重新规划{replans}次，从{from_zh}出发", outcome.zh())
+                }
+                _ => format!("放置{obj_zh}到{surface_zh}{}，误差{dist}米，尝试{attempts}次", outcome.zh()),
             }
         } else {
             match task {
                 "grasp" => match variant {
-                    0 => format!(
-                        "grasp of {color} {obj} {} at {force}N, approach {angle}deg",
-                        outcome.en()
-                    ),
+                    0 => format!("grasp of {color} {obj} {} at {force}N, approach {angle}deg", outcome.en()),
                     1 => format!(
                         "{robot} grasped the {color} {obj} on the {surface}: {}, grip force {force}N, \
                          approach angle {angle} deg, gripper width {width} mm",
@@ -270,10 +249,9 @@ impl Corpus {
                     ),
                 },
                 "navigate" => match variant {
-                    0 | 1 => format!(
-                        "navigation to {to} {} in {secs}s at {speed} m/s with {replans} replans",
-                        outcome.en()
-                    ),
+                    0 | 1 => {
+                        format!("navigation to {to} {} in {secs}s at {speed} m/s with {replans} replans", outcome.en())
+                    }
                     _ => format!(
                         "{robot} navigated from {from} to {to}: {}, {secs}s, min obstacle clearance {dist} m",
                         outcome.word()
@@ -309,11 +287,7 @@ impl Corpus {
             "task": {"name": task, "success": ok, "outcome": outcome.word(), "object": obj, "surface": surface},
             "env": {"sim_or_real": if sim { "sim" } else { "real" }},
         });
-        Memory {
-            insight,
-            context: context.to_string(),
-            chinese,
-        }
+        Memory { insight, context: context.to_string(), chinese }
     }
 }
 
@@ -374,14 +348,8 @@ const QUERIES_EN: &[&str] = &[
     "grip force transparent bottle",
     "tennis ball slip",
 ];
-const QUERIES_ZH: &[&str] = &[
-    "抓取杯子",
-    "推动箱子最终距离",
-    "导航到充电桩",
-    "抓取失败 滑落",
-    "夹持力 瓶子",
-    "放置盘子误差",
-];
+const QUERIES_ZH: &[&str] =
+    &["抓取杯子", "推动箱子最终距离", "导航到充电桩", "抓取失败 滑落", "夹持力 瓶子", "放置盘子误差"];
 
 const FILTERS: &[&str] = &[
     r#"{"task.success": true}"#,
@@ -406,11 +374,7 @@ pub fn queries(count: usize, seed: u64) -> Vec<Query> {
                 _ => Kind::Spatial,
             };
             let chinese = r.chance(0.2);
-            let text = if chinese {
-                *r.pick(QUERIES_ZH)
-            } else {
-                *r.pick(QUERIES_EN)
-            };
+            let text = if chinese { *r.pick(QUERIES_ZH) } else { *r.pick(QUERIES_EN) };
             let filter = (kind == Kind::Filter).then(|| r.pick(FILTERS).to_string());
             let spatial = (kind == Kind::Spatial).then(|| {
                 let t = [r.range(0.2, 0.8), r.range(-0.4, 0.4), r.range(0.0, 0.3)];
@@ -419,13 +383,7 @@ pub fn queries(count: usize, seed: u64) -> Vec<Query> {
                     t[0], t[1], t[2]
                 )
             });
-            Query {
-                kind,
-                text,
-                filter,
-                spatial,
-                chinese,
-            }
+            Query { kind, text, filter, spatial, chinese }
         })
         .collect()
 }

@@ -51,10 +51,7 @@ impl Summary {
 }
 
 pub fn header() -> String {
-    format!(
-        "  {:<22} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9}",
-        "", "n", "p50 ms", "p95 ms", "p99 ms", "mean ms", "max ms"
-    )
+    format!("  {:<22} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9}", "", "n", "p50 ms", "p95 ms", "p99 ms", "mean ms", "max ms")
 }
 
 /// A field of /proc/self/status in kB (VmRSS, VmHWM …); 0 when unavailable.

@@ -43,7 +43,10 @@ pub fn filled(n: usize, bench: &str) -> Result<(load::Devset, PathBuf), String> 
     if model().is_some() {
         let st = db.embedding_status().unwrap();
         if st.state != robotmem::EmbeddingState::Ready {
-            return Err(format!("--model-dir: the model is not usable ({}); cargo runs benches in cli/, give an absolute path", st.reason));
+            return Err(format!(
+                "--model-dir: the model is not usable ({}); cargo runs benches in cli/, give an absolute path",
+                st.reason
+            ));
         }
     }
     if db.stats().unwrap().memories == 0 {
@@ -51,13 +54,20 @@ pub fn filled(n: usize, bench: &str) -> Result<(load::Devset, PathBuf), String> 
         let mut t = texts::Texts::new(&corpus, n);
         let all: Vec<String> = (0..n).map(|i| t.text(i)).collect();
         for chunk in all.chunks(500) {
-            let reqs: Vec<LearnRequest> = chunk.iter().map(|x| LearnRequest { insight: x, ..Default::default() }).collect();
+            let reqs: Vec<LearnRequest> =
+                chunk.iter().map(|x| LearnRequest { insight: x, ..Default::default() }).collect();
             db.learn_batch(&reqs).unwrap();
         }
         eprintln!("learned {n} memories in {:.1} s ({})", started.elapsed().as_secs_f64(), t.describe());
     }
     let s = db.stats().unwrap();
-    eprintln!("file {}: {} memories ({} active), {:.1} MiB", db_path.display(), s.memories, s.active, s.db_bytes as f64 / 1048576.0);
+    eprintln!(
+        "file {}: {} memories ({} active), {:.1} MiB",
+        db_path.display(),
+        s.memories,
+        s.active,
+        s.db_bytes as f64 / 1048576.0
+    );
     db.close().unwrap();
     Ok((set, db_path))
 }
@@ -75,7 +85,9 @@ pub fn model() -> Option<(PathBuf, PathBuf)> {
 /// The command-line options that open the file as [`options`] does.
 pub fn cli_args() -> Vec<String> {
     let mut a: Vec<String> = match model() {
-        Some((dir, ort)) => vec!["--model-dir".into(), dir.display().to_string(), "--ort-library".into(), ort.display().to_string()],
+        Some((dir, ort)) => {
+            vec!["--model-dir".into(), dir.display().to_string(), "--ort-library".into(), ort.display().to_string()]
+        }
         None => vec!["--no-embeddings".into()],
     };
     a.extend(["--durability".into(), "normal".into()]);

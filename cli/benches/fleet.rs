@@ -26,7 +26,9 @@ use robotmem::{Db, LearnRequest};
 fn peak_rss(pid: u32) -> f64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok()))
+        .and_then(|s| {
+            s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        })
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
@@ -93,10 +95,16 @@ fn main() {
     let (fa, fb, fc) = (dir.path().join("a.db"), dir.path().join("b.db"), dir.path().join("c.db"));
     std::fs::copy(&filled, &fa).unwrap();
     let stored = Db::open(corpus::options(&fa)).unwrap().stats().unwrap().active;
-    println!("fleet bench: {stored} memories of SQuAD text, hub PostgreSQL on 127.0.0.1, model: {}", if with_model { "yes" } else { "no (BM25 only)" });
+    println!(
+        "fleet bench: {stored} memories of SQuAD text, hub PostgreSQL on 127.0.0.1, model: {}",
+        if with_model { "yes" } else { "no (BM25 only)" }
+    );
 
     let (secs, rss, _) = measured(sync_cmd(&fa, &ra, false, &["--once"]));
-    println!("push  {stored} memories, batches of 500: {secs:.2} s = {:.0} memories/s (peak RSS {rss:.0} MiB)", stored as f64 / secs);
+    println!(
+        "push  {stored} memories, batches of 500: {secs:.2} s = {:.0} memories/s (peak RSS {rss:.0} MiB)",
+        stored as f64 / secs
+    );
     let (secs, rss, _) = measured(sync_cmd(&fb, &rb, false, &["--once"]));
     println!("pull  {stored} memories into an empty robot, BM25 only: {secs:.2} s = {:.0} memories/s (peak RSS {rss:.0} MiB)", stored as f64 / secs);
     if with_model {
@@ -123,7 +131,8 @@ fn main() {
             learned.push(Instant::now());
             next += 1;
         }
-        let mut st = reader.prepare_cached("SELECT content FROM memories WHERE content LIKE 'propagation probe %'").unwrap();
+        let mut st =
+            reader.prepare_cached("SELECT content FROM memories WHERE content LIKE 'propagation probe %'").unwrap();
         let now = Instant::now();
         for t in st.query_map([], |r| r.get::<_, String>(0)).unwrap() {
             let t = t.unwrap();

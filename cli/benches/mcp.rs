@@ -61,7 +61,11 @@ fn main() {
         .spawn()
         .unwrap();
     let mut rpc = Rpc { stdin: server.stdin.take().unwrap(), stdout: BufReader::new(server.stdout.take().unwrap()) };
-    rpc.call(0, "initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}));
+    rpc.call(
+        0,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}),
+    );
     rpc.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     let mut remote = Vec::with_capacity(requests);
     for i in 0..requests + 3 {
@@ -86,7 +90,11 @@ fn main() {
     println!("{:<36} {:>6} {:>9} {:>9} {:>9}", "path", "n", "p50", "p95", "p99");
     println!("{:<36} {:>6} {:>9.3} {:>9.3} {:>9.3}", "in process (Db::recall)", requests, l50, l95, l99);
     println!("{:<36} {:>6} {:>9.3} {:>9.3} {:>9.3}", "MCP tools/call over stdio", requests, r50, r95, r99);
-    println!("protocol overhead at p50: {:.3} ms; server peak RSS: {}", r50 - l50, hwm.trim_start_matches("VmHWM:").trim());
+    println!(
+        "protocol overhead at p50: {:.3} ms; server peak RSS: {}",
+        r50 - l50,
+        hwm.trim_start_matches("VmHWM:").trim()
+    );
 }
 
 /// JSON-RPC lines to the server's stdin, answers from its stdout, one at a time.

@@ -83,13 +83,26 @@ fn main() {
     let mut c = Client { reader: BufReader::new(TcpStream::connect(&host).unwrap()), host: host.clone() };
     c.reader.get_mut().set_nodelay(true).unwrap();
 
-    let enc = |q: &str| q.bytes().map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") }).collect::<String>();
+    let enc = |q: &str| {
+        q.bytes()
+            .map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") })
+            .collect::<String>()
+    };
     let total_pages = n / 50;
     let queries: Vec<String> = set.queries.iter().map(|q| format!("/api/search?q={}&n=10", enc(&q.question))).collect();
-    let cases: Vec<(&str, Box<dyn Fn(usize) -> String>, usize)> = vec![
+    type Case<'a> = (&'a str, Box<dyn Fn(usize) -> String + 'a>, usize);
+    let cases: Vec<Case> = vec![
         ("memories, first page (50)", Box::new(|_| "/api/memories?per_page=50".to_string()), requests),
-        ("memories, random page (50)", Box::new(move |i| format!("/api/memories?per_page=50&page={}", 1 + (i * 7919) % total_pages.max(1))), requests),
-        ("memories, category filter", Box::new(|_| "/api/memories?per_page=50&category=observation".to_string()), requests),
+        (
+            "memories, random page (50)",
+            Box::new(move |i| format!("/api/memories?per_page=50&page={}", 1 + (i * 7919) % total_pages.max(1))),
+            requests,
+        ),
+        (
+            "memories, category filter",
+            Box::new(|_| "/api/memories?per_page=50&category=observation".to_string()),
+            requests,
+        ),
         ("search, BM25 (SQuAD questions)", Box::new(move |i| queries[i % queries.len()].clone()), requests),
         ("memory detail", Box::new(move |i| format!("/api/memory/{}", ids[(i * 7) % ids.len()])), requests),
         ("sessions, first page", Box::new(|_| "/api/sessions".to_string()), requests),
@@ -122,6 +135,14 @@ fn main() {
     let _ = server.wait();
     let p50 = |k: &str| results.iter().find(|(n, _)| n.starts_with(k)).map_or(f64::NAN, |r| r.1);
     println!("\ntargets");
-    println!("  /api/memories page p50 <= 5 ms      {:>8.3}  {}", p50("memories, first"), if p50("memories, first") <= 5.0 { "MET" } else { "MISSED" });
-    println!("  /api/search BM25 p50 <= 10 ms       {:>8.3}  {}", p50("search"), if p50("search") <= 10.0 { "MET" } else { "MISSED" });
+    println!(
+        "  /api/memories page p50 <= 5 ms      {:>8.3}  {}",
+        p50("memories, first"),
+        if p50("memories, first") <= 5.0 { "MET" } else { "MISSED" }
+    );
+    println!(
+        "  /api/search BM25 p50 <= 10 ms       {:>8.3}  {}",
+        p50("search"),
+        if p50("search") <= 10.0 { "MET" } else { "MISSED" }
+    );
 }

@@ -39,7 +39,8 @@ impl Run {
         a.extend_from_slice(args);
         let o = self.raw(&a);
         assert!(o.status.success(), "{args:?}: {:?} {}", o.status, String::from_utf8_lossy(&o.stderr));
-        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&o.stdout)))
+        serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&o.stdout)))
     }
 
     /// Runs with `--json`, expecting failure with exit code 10 + status; the error document (stderr).
@@ -72,7 +73,11 @@ fn learn(r: &Run, text: &str, extra: &[&str]) -> i64 {
 #[test]
 fn learn_recall_get_update_forget() {
     let r = Run::new();
-    let cup = learn(&r, "grip_force=12.5N works best for the ceramic cup", &["--context", r#"{"task": {"success": true}, "spatial": {"pos": [1, 2, 0]}}"#, "--tag", "Ceramic Cup"]);
+    let cup = learn(
+        &r,
+        "grip_force=12.5N works best for the ceramic cup",
+        &["--context", r#"{"task": {"success": true}, "spatial": {"pos": [1, 2, 0]}}"#, "--tag", "Ceramic Cup"],
+    );
     let lidar = learn(&r, "Lidar gets confused by glass walls in the lobby", &["--collection", "nav"]);
     let dup = r.json(&["learn", "grip_force=12.5N works best for the ceramic cup"]);
     assert_eq!((dup["status"].as_str(), dup["existing_id"].as_i64()), (Some("duplicate"), Some(cup)));
@@ -128,8 +133,14 @@ fn errors_name_the_field_and_map_to_exit_codes() {
     assert_eq!(o.status.code(), Some(2));
     // Not a database: corrupt (16), the message says so and the file is untouched.
     let bogus = r.dir.path().join("not-a-db");
-    std::fs::write(&bogus, b"hello, this is not sqlite at all, not even close......................................").unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_robotmem")).arg("--db").arg(&bogus).args(["--no-embeddings", "stats"]).output().unwrap();
+    std::fs::write(&bogus, b"hello, this is not sqlite at all, not even close......................................")
+        .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_robotmem"))
+        .arg("--db")
+        .arg(&bogus)
+        .args(["--no-embeddings", "stats"])
+        .output()
+        .unwrap();
     assert!(matches!(o.status.code(), Some(16) | Some(15)), "{:?} {}", o.status, String::from_utf8_lossy(&o.stderr));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.starts_with("robotmem: ") && !err.contains(".rs:"), "{err}");
@@ -159,7 +170,10 @@ fn sessions_list_stats_doctor() {
     assert_eq!(ids, [5, 4, 3, 1], "the forgotten #2 is not active");
     assert_eq!(r.json(&["list", "--status", "forgotten"])["memories"][0]["id"], 2);
     assert_eq!(r.json(&["list", "--status", "all"])["total"], 9);
-    assert_eq!(r.json(&["list", "--session", &sid, "--oldest-first"])["memories"][0]["content"], "pushed the box 0.3 m toward the wall");
+    assert_eq!(
+        r.json(&["list", "--session", &sid, "--oldest-first"])["memories"][0]["content"],
+        "pushed the box 0.3 m toward the wall"
+    );
     assert_eq!(r.json(&["list", "--min-confidence", "0.99"])["total"], 0);
     assert_eq!(r.json(&["list", "--days", "1"])["total"], 8);
 
@@ -185,7 +199,16 @@ fn perceive_status_reembed() {
     let r = Run::new();
     let data = r.dir.path().join("trace.json");
     std::fs::write(&data, r#"{"force": [0.1, 0.5, 2.0, 4.5, 4.4], "units": "N"}"#).unwrap();
-    let p = r.json(&["perceive", "force while grasping the red cup", "--type", "tactile", "--data", data.to_str().unwrap(), "--metadata", r#"{"rate_hz": 100}"#]);
+    let p = r.json(&[
+        "perceive",
+        "force while grasping the red cup",
+        "--type",
+        "tactile",
+        "--data",
+        data.to_str().unwrap(),
+        "--metadata",
+        r#"{"rate_hz": 100}"#,
+    ]);
     assert_eq!((p["status"].as_str(), p["perception_type"].as_str()), (Some("created"), Some("tactile")), "{p}");
     let id = p["memory_id"].as_i64().unwrap();
     let got = r.json(&["get", &id.to_string()]);
@@ -198,7 +221,8 @@ fn perceive_status_reembed() {
     assert_eq!(got["perception_data"]["base64"], "AJ+Slv8=", "binary data comes back as base64");
     let e = r.fails(&["perceive", "force while grasping", "--type", "smell"], 11);
     assert!(e["error"]["message"].as_str().unwrap().contains("perception_type"), "{e}");
-    let e = r.fails(&["perceive", "force while grasping", "--type", "tactile", "--data", "/nonexistent/trace.json"], 15);
+    let e =
+        r.fails(&["perceive", "force while grasping", "--type", "tactile", "--data", "/nonexistent/trace.json"], 15);
     assert!(e["error"]["message"].as_str().unwrap().contains("data"), "{e}");
 
     let st = r.json(&["status"]);
@@ -238,7 +262,15 @@ fn doctor_with_the_model() {
     assert_eq!(run(&["learn", "Lidar gets confused by glass walls in the lobby"])["has_embedding"], true);
     assert_eq!(run(&["learn", "激光雷达在大厅里会被玻璃墙干扰"])["has_embedding"], true);
     let d = run(&["doctor", "--full"]);
-    let check = |name: &str| d["checks"].as_array().unwrap().iter().find(|c| c["name"] == name).cloned().unwrap_or_else(|| panic!("no {name} check: {d}"));
+    let check = |name: &str| {
+        d["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {name} check: {d}"))
+    };
     assert_eq!(check("vector index")["ok"], true, "{d}");
     assert!(check("vector index")["detail"].as_str().unwrap().starts_with("2 stored vectors"), "{d}");
     assert_eq!(check("model")["ok"], true);

@@ -33,7 +33,8 @@ fn three_robots_converge_through_a_hub_that_fails() {
     // Robot 3 connects for each sync; the others hold their connection.
     let args3 = [&args[..], &["--connection", "per-sync"]].concat();
     let args_of = |i: usize| if i == 2 { args3.clone() } else { args.to_vec() };
-    let mut syncs: Vec<Option<Sync>> = (0..3).map(|i| Some(Sync::start(&files[i], &robots[i], &args_of(i), log(i, 0)))).collect();
+    let mut syncs: Vec<Option<Sync>> =
+        (0..3).map(|i| Some(Sync::start(&files[i], &robots[i], &args_of(i), log(i, 0)))).collect();
     for (i, db) in dbs.iter().enumerate() {
         for k in 0..20 {
             db.learn(&LearnRequest { insight: &fact(&robots[i].id, k), ..Default::default() }).unwrap();
@@ -126,7 +127,10 @@ fn three_robots_converge_through_a_hub_that_fails() {
     }
     // Full-text search across the fleet from SQL.
     let n: i64 = c
-        .query_one("SELECT count(*) FROM fleet.memories WHERE search @@ plainto_tsquery('simple', 'mezzanine elevator')", &[])
+        .query_one(
+            "SELECT count(*) FROM fleet.memories WHERE search @@ plainto_tsquery('simple', 'mezzanine elevator')",
+            &[],
+        )
         .unwrap()
         .get(0);
     assert_eq!(n, 3);
@@ -165,9 +169,14 @@ fn a_robot_cannot_write_another_robots_rows() {
     // Nor may it create a memory in another robot's name.
     let e = c.execute(insert, &[&"ra", &"rb", &1001i64]).unwrap_err();
     assert_eq!(e.code().map(|c| c.code()), Some("23514"), "{e:?}");
-    for sql in ["UPDATE fleet.changes SET content = 'y'", "DELETE FROM fleet.changes", "UPDATE fleet.memories SET content = 'y'",
-        "DELETE FROM fleet.memories", "UPDATE fleet.robots SET last_seq = 0", "INSERT INTO fleet.robots (robot_id) VALUES ('rz')"]
-    {
+    for sql in [
+        "UPDATE fleet.changes SET content = 'y'",
+        "DELETE FROM fleet.changes",
+        "UPDATE fleet.memories SET content = 'y'",
+        "DELETE FROM fleet.memories",
+        "UPDATE fleet.robots SET last_seq = 0",
+        "INSERT INTO fleet.robots (robot_id) VALUES ('rz')",
+    ] {
         let e = c.execute(sql, &[]).unwrap_err();
         assert_eq!(e.code().map(|c| c.code()), Some("42501"), "{sql}: {e:?}");
     }
@@ -176,7 +185,11 @@ fn a_robot_cannot_write_another_robots_rows() {
         assert!(e.as_db_error().unwrap().message().contains("may not"), "{sql}: {e:?}");
     }
     // The command refuses too, and says why.
-    let o = sync_once(&dir.path().join("b.db"), &Robot { id: b.id.clone(), url: a.url.clone(), login: a.login.clone(), password: a.password.clone() }, &[]);
+    let o = sync_once(
+        &dir.path().join("b.db"),
+        &Robot { id: b.id.clone(), url: a.url.clone(), login: a.login.clone(), password: a.password.clone() },
+        &[],
+    );
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success() && err.contains("may not sync robot rb"), "{err}");
     assert!(!err.contains(&a.password), "{err}");
@@ -236,7 +249,8 @@ fn a_database_restored_from_an_old_backup_is_repaired() {
     std::fs::copy(&backup, &f1).unwrap();
     {
         let db = open(&f1);
-        db.learn(&LearnRequest { insight: "r1 after the restore: ramp 2 is closed for 3 days", ..Default::default() }).unwrap();
+        db.learn(&LearnRequest { insight: "r1 after the restore: ramp 2 is closed for 3 days", ..Default::default() })
+            .unwrap();
         let id = id_of(&db, &f1, &early[0]);
         db.update(id, "r1 step 0: revised after the restore, 64 cm", None).unwrap();
     }
@@ -297,7 +311,8 @@ fn a_robot_whose_clock_is_hours_off_still_wins_by_version() {
     assert_eq!(m.content, "charger 7 was fixed: the normal approach works again");
     let (writer, version, updated): (String, i64, String) = {
         let c = rusqlite::Connection::open(&f2).unwrap();
-        c.query_row("SELECT writer, version, updated_at FROM memories", [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap()
+        c.query_row("SELECT writer, version, updated_at FROM memories", [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
     };
     assert_eq!((writer.as_str(), version), ("", 3));
     assert!(updated < m.created_at, "r2's clock really was behind: {updated} vs {}", m.created_at);
@@ -311,7 +326,9 @@ fn sslmode_is_passed_through_and_credentials_never_printed() {
     let r = hub.add_robot("r1");
     let dir = temp();
     let f = dir.path().join("r1.db");
-    open(&f).learn(&LearnRequest { insight: "the cold room door must be shut within 30 s", ..Default::default() }).unwrap();
+    open(&f)
+        .learn(&LearnRequest { insight: "the cold room door must be shut within 30 s", ..Default::default() })
+        .unwrap();
     let with = |tls: &str| Robot {
         id: r.id.clone(),
         url: server.url(&hub.db, &r.login, &r.password, tls).replace(&format!("@{}:", server.host), "@localhost:"),

@@ -19,7 +19,10 @@ fn wait_push_blocked(hub: &Hub, login: &str, sync: &Sync) {
     let log = sync.log.clone();
     wait_for(30, &format!("the push to block mid-batch (sync log {})", log.display()), || {
         let n: i64 = c
-            .query_one("SELECT count(*) FROM pg_stat_activity WHERE usename = $1 AND wait_event_type = 'Lock'", &[&login])
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE usename = $1 AND wait_event_type = 'Lock'",
+                &[&login],
+            )
             .unwrap()
             .get(0);
         n > 0
@@ -92,7 +95,9 @@ fn faults_in_the_middle_of_a_batch_lose_and_duplicate_nothing() {
     let local = rusqlite::Connection::open(&f).unwrap();
     local.execute_batch("BEGIN IMMEDIATE").unwrap();
     learn_blocked_check(&local);
-    let last_seq = || -> i64 { hub.admin().query_one("SELECT last_seq FROM fleet.robots WHERE robot_id = 'r1'", &[]).unwrap().get(0) };
+    let last_seq = || -> i64 {
+        hub.admin().query_one("SELECT last_seq FROM fleet.robots WHERE robot_id = 'r1'", &[]).unwrap().get(0)
+    };
     let before = last_seq();
     lock.batch_execute("ROLLBACK").unwrap();
     wait_for(60, "the hub to commit the batch", || last_seq() > before);
@@ -105,7 +110,8 @@ fn faults_in_the_middle_of_a_batch_lose_and_duplicate_nothing() {
     let changes_after: i64 = hub.admin().query_one("SELECT count(*) FROM fleet.changes", &[]).unwrap().get(0);
     assert_eq!(changes_after, 120, "each change once ({changes_before} before the restart)");
     assert_eq!(hub_count(&hub), 120);
-    let dup: i64 = hub.admin().query_one("SELECT count(*) - count(DISTINCT content) FROM fleet.memories", &[]).unwrap().get(0);
+    let dup: i64 =
+        hub.admin().query_one("SELECT count(*) - count(DISTINCT content) FROM fleet.memories", &[]).unwrap().get(0);
     assert_eq!(dup, 0);
     let log = s.stop();
     assert!(log.contains("connected to the hub") && !log.contains(&r.password), "{log}");
@@ -168,9 +174,17 @@ fn what_is_shared_and_how_it_arrives() {
     assert!(!err.contains(&r1.password), "{err}");
 
     let mut c = hub.admin();
-    let on_hub: Vec<String> = c.query("SELECT content FROM fleet.memories ORDER BY content", &[]).unwrap().iter().map(|r| r.get(0)).collect();
-    assert_eq!(on_hub, vec!["force profile of a slipping grasp on porous cardboard", "gotcha: wet floors make the wheels slip on the ramp"]);
-    let bytes: Vec<u8> = c.query_one("SELECT perception_data FROM fleet.memories WHERE kind = 'perception'", &[]).unwrap().get(0);
+    let on_hub: Vec<String> =
+        c.query("SELECT content FROM fleet.memories ORDER BY content", &[]).unwrap().iter().map(|r| r.get(0)).collect();
+    assert_eq!(
+        on_hub,
+        vec![
+            "force profile of a slipping grasp on porous cardboard",
+            "gotcha: wet floors make the wheels slip on the ramp"
+        ]
+    );
+    let bytes: Vec<u8> =
+        c.query_one("SELECT perception_data FROM fleet.memories WHERE kind = 'perception'", &[]).unwrap().get(0);
     assert_eq!(bytes, data);
     let (sid, outcome): (String, Option<f64>) = {
         let r = c.query_one("SELECT session_id, outcome FROM fleet.sessions WHERE robot_id = 'r1'", &[]).unwrap();
@@ -183,9 +197,13 @@ fn what_is_shared_and_how_it_arrives() {
     assert_ne!(db1.get(shared.memory_id).unwrap().category, shared.category);
     db1.update(private.memory_id, "the operator prefers the quiet mode after 21:00", None).unwrap();
     synced(hub::sync_command(&f1, "r1", &r1.url, &[&["--once"][..], &share[..]].concat()).output().unwrap());
-    let n: i64 = c.query_one("SELECT count(*) FROM fleet.memories WHERE content = 'aisle 6 is fourteen meters long'", &[]).unwrap().get(0);
+    let n: i64 = c
+        .query_one("SELECT count(*) FROM fleet.memories WHERE content = 'aisle 6 is fourteen meters long'", &[])
+        .unwrap()
+        .get(0);
     assert_eq!(n, 1);
-    let n: i64 = c.query_one("SELECT count(*) FROM fleet.memories WHERE content LIKE 'the operator%'", &[]).unwrap().get(0);
+    let n: i64 =
+        c.query_one("SELECT count(*) FROM fleet.memories WHERE content LIKE 'the operator%'", &[]).unwrap().get(0);
     assert_eq!(n, 0, "the private collection stays here");
 
     // r2 receives both, with the perception's data, embedded by its own model.
@@ -253,7 +271,12 @@ fn a_change_the_hub_refuses_does_not_hold_back_the_rest() {
         let db = open(&f);
         db.learn(&LearnRequest { insight: &fact("r1", 1), ..Default::default() }).unwrap();
         let ctx = r#"{"note": "a\u0000b"}"#;
-        db.learn(&LearnRequest { insight: "the arm stalls at joint 3 above 40 degrees", context: Some(ctx), ..Default::default() }).unwrap();
+        db.learn(&LearnRequest {
+            insight: "the arm stalls at joint 3 above 40 degrees",
+            context: Some(ctx),
+            ..Default::default()
+        })
+        .unwrap();
         db.learn(&LearnRequest { insight: &fact("r1", 2), ..Default::default() }).unwrap();
     }
     let err = synced(hub::sync_command(&f, "r1", &r.url, &["--once", "--share", "all"]).output().unwrap());

@@ -62,7 +62,11 @@ fn twenty_robots_against_one_hub() {
     let t = Instant::now();
     rig.start_all();
     rig.converge(300);
-    println!("{ROBOTS} robots × 10 facts: every robot holds all {} after {:.1} s", ROBOTS * 10, t.elapsed().as_secs_f64());
+    println!(
+        "{ROBOTS} robots × 10 facts: every robot holds all {} after {:.1} s",
+        ROBOTS * 10,
+        t.elapsed().as_secs_f64()
+    );
 
     let learned_at: Mutex<HashMap<(String, usize), Instant>> = Mutex::new(HashMap::new());
     let seen_at: Mutex<HashMap<(usize, String, usize), Instant>> = Mutex::new(HashMap::new());
@@ -88,7 +92,8 @@ fn twenty_robots_against_one_hub() {
         }
         let (files, seen_at, learned_at, stop) = (&rig.files, &seen_at, &learned_at, &stop);
         s.spawn(move || {
-            let conns: Vec<rusqlite::Connection> = files.iter().map(|f| rusqlite::Connection::open(f).unwrap()).collect();
+            let conns: Vec<rusqlite::Connection> =
+                files.iter().map(|f| rusqlite::Connection::open(f).unwrap()).collect();
             let deadline = Instant::now() + Duration::from_secs(secs + 60);
             // Until the learners stopped and every fact is on every other robot (or the deadline).
             while Instant::now() < deadline {
@@ -106,7 +111,9 @@ fn twenty_robots_against_one_hub() {
                 }
                 if done {
                     let (seen, learned) = (seen_at.lock().unwrap(), learned_at.lock().unwrap());
-                    if seen.keys().filter(|(_, o, k)| learned.contains_key(&(o.clone(), *k))).count() >= learned.len() * ROBOTS {
+                    if seen.keys().filter(|(_, o, k)| learned.contains_key(&(o.clone(), *k))).count()
+                        >= learned.len() * ROBOTS
+                    {
                         break;
                     }
                 }

@@ -73,7 +73,8 @@ fn a_70s_black_hole_fails_the_waiting_calls_within_a_minute() {
     for (i, why) in [(0, "user timeout"), (1, "keepalive")] {
         let s = rig.sync(i);
         let first = s.warnings_after(hole).into_iter().next();
-        let (after, line) = first.unwrap_or_else(|| panic!("robot {}: no failure during the 70 s black hole: {}", i + 1, s.log()));
+        let (after, line) =
+            first.unwrap_or_else(|| panic!("robot {}: no failure during the 70 s black hole: {}", i + 1, s.log()));
         println!("robot {}: first failure {:.1} s into the hole: {line}", i + 1, after.as_secs_f64());
         assert!(
             (Duration::from_secs(45)..Duration::from_secs(70)).contains(&after),
@@ -84,7 +85,11 @@ fn a_70s_black_hole_fails_the_waiting_calls_within_a_minute() {
         for (d, l) in s.warnings_after(healed) {
             println!("robot {} after the hole, +{:.1} s: {l}", i + 1, d.as_secs_f64());
         }
-        observed.push(format!("r{} ({why}): first failure at {:.0} s, {during} failed attempts in the hole", i + 1, after.as_secs_f64()));
+        observed.push(format!(
+            "r{} ({why}): first failure at {:.0} s, {during} failed attempts in the hole",
+            i + 1,
+            after.as_secs_f64()
+        ));
     }
     let logs = rig.stop();
     for l in &logs {

@@ -53,7 +53,10 @@ impl Server {
     /// A started server after the handshake at `version`; returns the initialize result too.
     fn ready(db: &Path, version: &str) -> (Server, Value) {
         let mut s = Server::start(db);
-        let r = s.request("initialize", json!({"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}));
+        let r = s.request(
+            "initialize",
+            json!({"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}),
+        );
         s.send_raw(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
         (s, r)
     }
@@ -74,7 +77,8 @@ impl Server {
         loop {
             let left = deadline.saturating_duration_since(std::time::Instant::now());
             let line = self.lines.recv_timeout(left).unwrap_or_else(|_| panic!("no answer for {what}"));
-            let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
+            let v: Value =
+                serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
             assert_eq!(v["jsonrpc"], "2.0", "{v}");
             if pred(&v) {
                 return v;
@@ -187,7 +191,10 @@ fn current_protocol_via_server_discover() {
     assert_eq!(d["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "robotmem", "{d}");
     let t = s.request("tools/list", json!({"_meta": meta}));
     assert_eq!(t["tools"].as_array().unwrap().len(), 8);
-    let r = s.request("tools/call", json!({"name": "learn", "arguments": {"insight": "spoken in the current protocol"}, "_meta": meta}));
+    let r = s.request(
+        "tools/call",
+        json!({"name": "learn", "arguments": {"insight": "spoken in the current protocol"}, "_meta": meta}),
+    );
     assert_eq!(r["structuredContent"]["status"], "created", "{r}");
     assert_eq!(r["resultType"], "complete", "{r}");
     let r = s.request("tools/call", json!({"name": "learn", "arguments": {"insight": ""}, "_meta": meta}));
@@ -199,7 +206,8 @@ fn current_protocol_via_server_discover() {
 
 /// The API reference, point by point: (tool, parameter, JSON type, required,
 /// default, minimum, maximum, minLength, maxLength). `None`: absent.
-type Row = (&'static str, &'static str, &'static str, bool, Option<Value>, Option<f64>, Option<f64>, Option<u64>, Option<u64>);
+type Row =
+    (&'static str, &'static str, &'static str, bool, Option<Value>, Option<f64>, Option<f64>, Option<u64>, Option<u64>);
 
 fn reference() -> Vec<Row> {
     let s = |v: &str| Some(json!(v));
@@ -240,7 +248,10 @@ fn tools_list_matches_the_api_reference() {
     let (mut s, _) = Server::ready(&db, "2025-11-25");
     let tools = s.request("tools/list", json!({}))["tools"].as_array().unwrap().clone();
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["learn", "recall", "save_perception", "forget", "update", "start_session", "end_session", "doctor"]);
+    assert_eq!(
+        names,
+        ["learn", "recall", "save_perception", "forget", "update", "start_session", "end_session", "doctor"]
+    );
     let rows = reference();
     for t in &tools {
         let name = t["name"].as_str().unwrap();
@@ -251,7 +262,8 @@ fn tools_list_matches_the_api_reference() {
         let props = schema["properties"].as_object().cloned().unwrap_or_default();
         let mine: Vec<&Row> = rows.iter().filter(|r| r.0 == name).collect();
         assert_eq!(props.len(), mine.len(), "{name}: parameters {:?}", props.keys().collect::<Vec<_>>());
-        let required: Vec<&str> = schema["required"].as_array().map(|a| a.iter().map(|v| v.as_str().unwrap()).collect()).unwrap_or_default();
+        let required: Vec<&str> =
+            schema["required"].as_array().map(|a| a.iter().map(|v| v.as_str().unwrap()).collect()).unwrap_or_default();
         for &&(_, param, ty, req, ref default, min, max, min_len, max_len) in &mine {
             let p = props.get(param).unwrap_or_else(|| panic!("{name}: no parameter {param}"));
             let types = match &p["type"] {
@@ -289,7 +301,10 @@ fn every_tool_valid_and_invalid() {
     s.fails("learn", json!({}), &["insight"]);
     s.fails("learn", json!({"insight": null}), &["insight"]);
     // null is "not given": the default.
-    let nulls = s.ok("learn", json!({"insight": "nulls everywhere else", "context": null, "collection": null, "session_id": null}));
+    let nulls = s.ok(
+        "learn",
+        json!({"insight": "nulls everywhere else", "context": null, "collection": null, "session_id": null}),
+    );
     assert_eq!(nulls["status"], "created");
     let r = s.ok("recall", json!({"query": "nulls everywhere", "n": null, "min_confidence": null, "collection": null}));
     assert_eq!(r["memories"][0]["id"], nulls["memory_id"], "{r}");
@@ -308,7 +323,10 @@ fn every_tool_valid_and_invalid() {
     assert_eq!(r["memories"][0]["params"]["grip_force"]["value"], 12.5);
     let f = s.ok("recall", json!({"query": "grip", "context_filter": "{\"params.grip_force.value\": {\"$lt\": 10}}"}));
     assert_eq!(f["total"], 0, "{f}");
-    assert_eq!(s.ok("recall", json!({"query": "grip", "n": 1, "min_confidence": 0.0}))["memories"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        s.ok("recall", json!({"query": "grip", "n": 1, "min_confidence": 0.0}))["memories"].as_array().unwrap().len(),
+        1
+    );
     s.fails("recall", json!({}), &["query"]);
     s.fails("recall", json!({"query": "grip", "n": 0}), &["n", "100"]);
     s.fails("recall", json!({"query": "grip", "n": 101}), &["n"]);
@@ -335,7 +353,10 @@ fn every_tool_valid_and_invalid() {
     s.fails("save_perception", json!({"description": "a valid one", "data": [1, 2]}), &["data"]);
     s.fails("save_perception", json!({"description": "a valid one", "metadata": "{bad"}), &["metadata"]);
     // update
-    let u = s.ok("update", json!({"memory_id": id, "new_content": "Found that grip_force 11N is optimal for red cups (recalibrated)"}));
+    let u = s.ok(
+        "update",
+        json!({"memory_id": id, "new_content": "Found that grip_force 11N is optimal for red cups (recalibrated)"}),
+    );
     assert_eq!(u["status"], "updated");
     assert!(u["old_content"].as_str().unwrap().contains("12.5N"));
     s.fails("update", json!({"memory_id": id}), &["new_content"]);
@@ -368,7 +389,10 @@ fn a_session_from_start_to_end_and_resources() {
     let sid = st["session_id"].as_str().unwrap().to_string();
     assert_eq!(st["collection"], "default");
     for i in 0..3 {
-        s.ok("learn", json!({"insight": format!("step {i}: the gripper slipped because the cup was wet"), "session_id": sid}));
+        s.ok(
+            "learn",
+            json!({"insight": format!("step {i}: the gripper slipped because the cup was wet"), "session_id": sid}),
+        );
     }
     s.ok("learn", json!({"insight": "Lesson: always dry the cup, task failed", "session_id": sid, "context": "{\"task\": {\"success\": false}}"}));
     let r = s.ok("recall", json!({"query": "gripper", "session_id": sid}));
@@ -397,9 +421,13 @@ fn a_session_from_start_to_end_and_resources() {
     assert!(stats["active"].as_i64().unwrap() >= 1, "{stats}");
     assert_eq!(stats["sessions"], 1);
     let fails = read(&mut s, "robotmem://recent-failures");
-    assert!(fails["memories"].as_array().unwrap().iter().any(|m| m["content"].as_str().unwrap().contains("dry the cup")), "{fails}");
+    assert!(
+        fails["memories"].as_array().unwrap().iter().any(|m| m["content"].as_str().unwrap().contains("dry the cup")),
+        "{fails}"
+    );
     let tl = read(&mut s, &format!("robotmem://session/{sid}"));
-    let contents: Vec<&str> = tl["memories"].as_array().unwrap().iter().map(|m| m["content"].as_str().unwrap()).collect();
+    let contents: Vec<&str> =
+        tl["memories"].as_array().unwrap().iter().map(|m| m["content"].as_str().unwrap()).collect();
     assert!(contents.len() >= 2 && contents[0].starts_with("step 0"), "{contents:?}");
     let none = read(&mut s, "robotmem://session/unknown-session");
     assert_eq!(none["total"], 0);
@@ -423,7 +451,10 @@ fn hostile_input_is_answered_and_the_server_stays_alive() {
     // Nesting past the parser's depth limit, and a line over the 16 MiB limit.
     s.send_raw(&"[".repeat(100_000));
     s.wait_for("deep nesting", is_parse_error);
-    s.send_raw(&format!("{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{{\"x\":\"{}\"}}}}", "y".repeat(17 << 20)));
+    s.send_raw(&format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{{\"x\":\"{}\"}}}}",
+        "y".repeat(17 << 20)
+    ));
     let v = s.wait_for("oversized line", is_parse_error);
     assert!(v["error"]["message"].as_str().unwrap().contains("longer"), "{v}");
     s.alive();
@@ -443,7 +474,13 @@ fn hostile_input_is_answered_and_the_server_stays_alive() {
     assert!(r.get("error").is_some() || r["result"]["isError"] == true, "{r}");
     // Wrong types in every position.
     for v in [json!(null), json!(true), json!(1.5), json!([]), json!({}), json!(-1)] {
-        for (tool, field) in [("learn", "insight"), ("recall", "query"), ("forget", "memory_id"), ("end_session", "session_id"), ("save_perception", "description")] {
+        for (tool, field) in [
+            ("learn", "insight"),
+            ("recall", "query"),
+            ("forget", "memory_id"),
+            ("end_session", "session_id"),
+            ("save_perception", "description"),
+        ] {
             let r = s.tool(tool, json!({field: v}));
             assert_eq!(r["isError"], true, "{tool} {field}={v}: {r}");
         }
@@ -500,7 +537,10 @@ fn eof_and_sigterm_close_the_database() {
     assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
     let status = wait(&mut s.child);
     assert!(status.success(), "SIGTERM: clean exit, got {status:?}");
-    assert!(!db.with_file_name("m.db-wal").exists() || std::fs::metadata(db.with_file_name("m.db-wal")).unwrap().len() == 0, "WAL checkpointed");
+    assert!(
+        !db.with_file_name("m.db-wal").exists() || std::fs::metadata(db.with_file_name("m.db-wal")).unwrap().len() == 0,
+        "WAL checkpointed"
+    );
     // A signal or EOF before any handshake: a clean exit too.
     let mut s = Server::start(&db);
     // An answer to garbage shows the server is up (signal handlers are set before).

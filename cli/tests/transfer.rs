@@ -18,7 +18,11 @@ fn dir() -> tempfile::TempDir {
 
 fn command(db: &Path, args: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_robotmem"));
-    c.arg("--db").arg(db).args(["--no-embeddings", "--durability", "normal"]).args(args).env_remove("ROBOTMEM_MODEL_DIR");
+    c.arg("--db")
+        .arg(db)
+        .args(["--no-embeddings", "--durability", "normal"])
+        .args(args)
+        .env_remove("ROBOTMEM_MODEL_DIR");
     c
 }
 
@@ -30,7 +34,8 @@ fn run(db: &Path, args: &[&str]) -> Output {
 fn json(db: &Path, args: &[&str]) -> Value {
     let o = run(db, &[&["--json"], args].concat());
     assert!(o.status.success(), "{args:?}: {:?} {}", o.status, String::from_utf8_lossy(&o.stderr));
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&o.stdout)))
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&o.stdout)))
 }
 
 /// Contents of a recall, best first.
@@ -46,7 +51,8 @@ fn body(text: &str) -> Vec<Value> {
 
 /// A database with one of everything the format carries.
 fn filled(path: &Path) {
-    let sid = json(path, &["session", "start", "--context", "kitchen shift"])["session_id"].as_str().unwrap().to_string();
+    let sid =
+        json(path, &["session", "start", "--context", "kitchen shift"])["session_id"].as_str().unwrap().to_string();
     for (text, tags) in [
         ("grasp of the blue box slipped at 8N", &["gripper"][..]),
         ("grasp of the blue box slipped at 8N near the left edge of the conveyor", &[]),
@@ -93,7 +99,11 @@ fn export_then_import_into_a_new_file_is_lossless() {
     assert!(!d.path().join("a.jsonl.partial").exists());
 
     let sum = json(&b, &["import", file.to_str().unwrap()]);
-    assert_eq!((sum["memories"].as_u64(), sum["sessions"].as_u64(), sum["errors"].as_u64()), (Some(7), Some(1), Some(0)), "{sum}");
+    assert_eq!(
+        (sum["memories"].as_u64(), sum["sessions"].as_u64(), sum["errors"].as_u64()),
+        (Some(7), Some(1), Some(0)),
+        "{sum}"
+    );
     assert_eq!(sum["unresolved_superseded"], 0);
     // Exported again, the new file says the same, line for line (a new file gives the same ids).
     let again = run(&b, &["export"]);
@@ -102,7 +112,8 @@ fn export_then_import_into_a_new_file_is_lossless() {
     for q in QUERIES {
         assert_eq!(recall(&b, q), recall(&a, q), "{q}");
     }
-    let kinds: Vec<(String, String)> = body(&text).iter().map(|v| (v["kind"].to_string(), v["status"].to_string())).collect();
+    let kinds: Vec<(String, String)> =
+        body(&text).iter().map(|v| (v["kind"].to_string(), v["status"].to_string())).collect();
     for want in ["\"superseded\"", "\"invalidated\"", "\"active\""] {
         assert!(kinds.iter().any(|(_, s)| s == want), "{want}: {kinds:?}");
     }
@@ -118,8 +129,13 @@ fn export_piped_into_import_and_one_collection() {
     let d = dir();
     let (a, b) = (d.path().join("a.db"), d.path().join("b.db"));
     filled(&a);
-    let mut export = command(&a, &["export", "--collection", "kitchen"]).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
-    let import = command(&b, &["--json", "import", "-"]).stdin(Stdio::from(export.stdout.take().unwrap())).output().unwrap();
+    let mut export = command(&a, &["export", "--collection", "kitchen"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let import =
+        command(&b, &["--json", "import", "-"]).stdin(Stdio::from(export.stdout.take().unwrap())).output().unwrap();
     assert!(export.wait().unwrap().success() && import.status.success(), "{}", String::from_utf8_lossy(&import.stderr));
     let sum: Value = serde_json::from_slice(&import.stdout).unwrap();
     assert_eq!((sum["memories"].as_u64(), sum["sessions"].as_u64()), (Some(1), Some(0)), "{sum}");
@@ -154,28 +170,33 @@ fn bad_lines_are_reported_by_number_and_nothing_of_them_is_written() {
     let (a, b, file) = (d.path().join("a.db"), d.path().join("b.db"), d.path().join("bad.jsonl"));
     json(&a, &["learn", "the arm homes before every grasp"]);
     let good = run(&a, &["export"]).stdout;
-    let lines: Vec<Value> = String::from_utf8(good).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<Value> =
+        String::from_utf8(good).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let memory = |f: &dyn Fn(&mut serde_json::Map<String, Value>)| {
         let mut m = lines[1].clone();
         f(m.as_object_mut().unwrap());
         m.to_string()
     };
     let bad = [
-        lines[0].to_string(),                                                  // 1 header
-        "{\"kind\": \"memory\", \"content\": ".to_string(),                   // 2 broken JSON
-        memory(&|m| drop(m.remove("content"))),                                // 3 missing field
-        memory(&|m| drop(m.insert("confidence".into(), json!("high")))),       // 4 wrong type
-        memory(&|m| drop(m.insert("content".into(), json!("x".repeat(301))))), // 5 oversize text
+        lines[0].to_string(),                                                       // 1 header
+        "{\"kind\": \"memory\", \"content\": ".to_string(),                         // 2 broken JSON
+        memory(&|m| drop(m.remove("content"))),                                     // 3 missing field
+        memory(&|m| drop(m.insert("confidence".into(), json!("high")))),            // 4 wrong type
+        memory(&|m| drop(m.insert("content".into(), json!("x".repeat(301))))),      // 5 oversize text
         memory(&|m| drop(m.insert("session_id".into(), json!("no-such-session")))), // 6 refused by the database
-        lines[1].to_string(),                                                  // 7 good
+        lines[1].to_string(),                                                       // 7 good
     ];
     std::fs::File::create(&file).unwrap().write_all(bad.join("\n").as_bytes()).unwrap();
     let o = run(&b, &["--json", "import", file.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(11), "{}", String::from_utf8_lossy(&o.stderr));
     let sum: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!((sum["memories"].as_u64(), sum["errors"].as_u64()), (Some(1), Some(5)), "{sum}");
-    let errors: Vec<(u64, String)> =
-        sum["error_lines"].as_array().unwrap().iter().map(|e| (e["line"].as_u64().unwrap(), e["message"].as_str().unwrap().to_string())).collect();
+    let errors: Vec<(u64, String)> = sum["error_lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["line"].as_u64().unwrap(), e["message"].as_str().unwrap().to_string()))
+        .collect();
     let expect = [
         (2, "line 2: not valid JSON"),
         (3, "line 3: content is missing"),
@@ -225,20 +246,28 @@ fn vectors_are_kept_only_for_the_same_model() {
     let d = dir();
     let (v, file, other) = (d.path().join("v.db"), d.path().join("v.jsonl"), d.path().join("o.jsonl"));
     let vector = [0.5f32, -0.5, 0.5, -0.5];
-    let text = [header("test-model/4/abc"), memory_line(1, "the arm homes before every grasp", Some(&vector))].join("\n");
+    let text =
+        [header("test-model/4/abc"), memory_line(1, "the arm homes before every grasp", Some(&vector))].join("\n");
     std::fs::write(&file, text).unwrap();
     let sum = json(&v, &["import", file.to_str().unwrap()]);
     assert_eq!((sum["vectors"].as_u64(), sum["waiting_for_vector"].as_u64()), (Some(1), Some(0)), "{sum}");
     assert_eq!(json(&v, &["status"])["stored_model"], "test-model/4/abc");
     let out = String::from_utf8(run(&v, &["export", "--vectors"]).stdout).unwrap();
     let lines = body(&out);
-    assert_eq!(lines[0]["vector"], serde_json::from_str::<Value>(&memory_line(1, "x", Some(&vector))).unwrap()["vector"]);
+    assert_eq!(
+        lines[0]["vector"],
+        serde_json::from_str::<Value>(&memory_line(1, "x", Some(&vector))).unwrap()["vector"]
+    );
 
     // Another model's vectors are not kept: the memory waits for reembed.
     let text = [header("other-model/4/xyz"), memory_line(7, "the gripper closes in 300 ms", Some(&vector))].join("\n");
     std::fs::write(&other, text).unwrap();
     let sum = json(&v, &["import", other.to_str().unwrap()]);
-    assert_eq!((sum["memories"].as_u64(), sum["vectors_dropped"].as_u64(), sum["waiting_for_vector"].as_u64()), (Some(1), Some(1), Some(1)), "{sum}");
+    assert_eq!(
+        (sum["memories"].as_u64(), sum["vectors_dropped"].as_u64(), sum["waiting_for_vector"].as_u64()),
+        (Some(1), Some(1), Some(1)),
+        "{sum}"
+    );
     // A vector of the wrong size is a bad line.
     let text = [header("test-model/4/abc"), memory_line(8, "the camera runs at 30 fps", Some(&[1.0, 0.0]))].join("\n");
     std::fs::write(&other, text).unwrap();

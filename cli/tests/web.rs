@@ -42,9 +42,27 @@ fn server(extra: &[&str]) -> Server {
     let dir = tempfile::Builder::new().prefix("robotmem-web-test").tempdir().unwrap();
     let db = dir.path().join("m.db");
     for i in 1..=57 {
-        cli(&db, &["learn", &format!("grasp {i} of the red cup at {i}.5N succeeded"), "--context", r#"{"task": {"success": true}}"#]);
+        cli(
+            &db,
+            &[
+                "learn",
+                &format!("grasp {i} of the red cup at {i}.5N succeeded"),
+                "--context",
+                r#"{"task": {"success": true}}"#,
+            ],
+        );
     }
-    cli(&db, &["learn", "<img src=x onerror=alert(1)> gripper slipped at 3N", "--context", r#"{"task": {"success": false}}"#, "--collection", "lab"]);
+    cli(
+        &db,
+        &[
+            "learn",
+            "<img src=x onerror=alert(1)> gripper slipped at 3N",
+            "--context",
+            r#"{"task": {"success": false}}"#,
+            "--collection",
+            "lab",
+        ],
+    );
     let sid = cli(&db, &["session", "start"])["session_id"].as_str().unwrap().to_string();
     cli(&db, &["learn", "pushed the box 0.3 m toward the wall", "--session", &sid]);
     cli(&db, &["session", "end", &sid, "--outcome", "0.5"]);
@@ -125,14 +143,25 @@ fn read_endpoints() {
     let page = get(&s, "/");
     assert_eq!(page.code, 200);
     assert!(page.body.contains("<script src=\"/app.js\""), "the page loads its script from here");
-    assert!(page.headers.contains("content-security-policy: default-src 'none'; script-src 'self'"), "{}", page.headers);
+    assert!(
+        page.headers.contains("content-security-policy: default-src 'none'; script-src 'self'"),
+        "{}",
+        page.headers
+    );
     assert!(page.headers.contains("x-content-type-options: nosniff"));
     assert_eq!(get(&s, "/app.js").code, 200);
     assert_eq!(get(&s, "/app.css").code, 200);
 
     let st = get(&s, "/api/stats").json();
-    assert_eq!((st["memories"].as_i64(), st["active"].as_i64(), st["sessions"].as_i64()), (Some(60), Some(60), Some(1)));
-    assert!(get(&s, "/api/collections").json()["collections"].as_array().unwrap().iter().any(|c| c["collection"] == "lab"));
+    assert_eq!(
+        (st["memories"].as_i64(), st["active"].as_i64(), st["sessions"].as_i64()),
+        (Some(60), Some(60), Some(1))
+    );
+    assert!(get(&s, "/api/collections").json()["collections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["collection"] == "lab"));
     assert!(get(&s, "/api/categories").json()["categories"].is_object());
     assert_eq!(get(&s, "/api/doctor").json()["ok"], true);
 
@@ -178,7 +207,8 @@ fn read_endpoints() {
     assert_eq!(tl["memories"][0]["content"], "pushed the box 0.3 m toward the wall");
 
     let rf = get(&s, "/api/recent-failures?n=5").json();
-    let contents: Vec<&str> = rf["memories"].as_array().unwrap().iter().map(|m| m["content"].as_str().unwrap()).collect();
+    let contents: Vec<&str> =
+        rf["memories"].as_array().unwrap().iter().map(|m| m["content"].as_str().unwrap()).collect();
     assert!(contents.contains(&"<img src=x onerror=alert(1)> gripper slipped at 3N"), "{contents:?}");
     assert_error(&get(&s, "/api/recent-failures?n=0"), 400, "n");
 
@@ -202,7 +232,13 @@ fn writes_need_csrf_and_valid_bodies() {
     assert_eq!(get(&s, "/api/memory/2").json()["status"], "invalidated");
     assert_error(&request(&s, "DELETE", "/api/memory/2", WRITE, Some(br#"{"reason": "again"}"#)), 409, "#2");
 
-    let u = request(&s, "PUT", "/api/memory/3", WRITE, Some(br#"{"content": "grasp 3 of the blue cup at 3.5N succeeded", "context": {"task": {"success": true}}}"#));
+    let u = request(
+        &s,
+        "PUT",
+        "/api/memory/3",
+        WRITE,
+        Some(br#"{"content": "grasp 3 of the blue cup at 3.5N succeeded", "context": {"task": {"success": true}}}"#),
+    );
     assert_eq!(u.json()["status"], "updated", "{}", u.body);
     assert_eq!(get(&s, "/api/memory/3").json()["content"], "grasp 3 of the blue cup at 3.5N succeeded");
 
@@ -210,7 +246,11 @@ fn writes_need_csrf_and_valid_bodies() {
     assert_error(&request(&s, "PUT", "/api/memory/3", WRITE, Some(b"[1, 2]")), 400, "object");
     assert_error(&request(&s, "PUT", "/api/memory/3", WRITE, Some(br#"{"content": 5}"#)), 400, "content");
     assert_error(&request(&s, "PUT", "/api/memory/3", WRITE, Some(br#"{"content": "   "}"#)), 400, "new_content");
-    assert_error(&request(&s, "PUT", "/api/memory/3", WRITE, Some(br#"{"content": "ok text", "context": 7}"#)), 400, "context");
+    assert_error(
+        &request(&s, "PUT", "/api/memory/3", WRITE, Some(br#"{"content": "ok text", "context": 7}"#)),
+        400,
+        "context",
+    );
     assert_error(&request(&s, "DELETE", "/api/memory/4", WRITE, Some(br#"{}"#)), 400, "reason");
     assert_error(&request(&s, "DELETE", "/api/memory/424242", WRITE, Some(br#"{"reason": "x"}"#)), 404, "424242");
     let big = json!({"content": "x".repeat(70_000)}).to_string();
@@ -221,7 +261,8 @@ fn writes_need_csrf_and_valid_bodies() {
 fn host_token_and_read_only() {
     let s = server(&[]);
     // DNS rebinding: a request for another host name reaches a loopback console.
-    for host in ["attacker.example", "127.attacker.example", "localhost.attacker.example", "127.0.0.1.nip.io:6889", ""] {
+    for host in ["attacker.example", "127.attacker.example", "localhost.attacker.example", "127.0.0.1.nip.io:6889", ""]
+    {
         assert_error(&request(&s, "GET", "/api/stats", &[&format!("Host: {host}")], None), 403, "localhost");
     }
     assert_eq!(request(&s, "GET", "/api/stats", &[&format!("Host: [::1]:{}", s.port)], None).code, 200);
@@ -233,7 +274,11 @@ fn host_token_and_read_only() {
     let r = get(&t, "/api/stats");
     assert_error(&r, 401, "token");
     assert!(r.headers.contains("www-authenticate: bearer"));
-    assert_error(&request(&t, "GET", "/api/stats", &["Authorization: Bearer wrong-token-wrong-token"], None), 401, "token");
+    assert_error(
+        &request(&t, "GET", "/api/stats", &["Authorization: Bearer wrong-token-wrong-token"], None),
+        401,
+        "token",
+    );
     let auth = format!("Authorization: Bearer {TOKEN}");
     assert_eq!(request(&t, "GET", "/api/stats", &[&auth], None).code, 200);
     assert_eq!(get(&t, "/").code, 200, "the page itself holds no data");

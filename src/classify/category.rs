@@ -117,10 +117,7 @@ const RULES: [RuleSpec; 16] = [
     ),
     (
         "revert",
-        concat!(
-            r"(?i)\brevert(?:s|ed|ing)?\b|\brollbacks?\b|\broll(?:ed)?[\s-]back\b|\bundo(?:ne)?\b",
-            r"|回滚|撤销",
-        ),
+        concat!(r"(?i)\brevert(?:s|ed|ing)?\b|\brollbacks?\b|\broll(?:ed)?[\s-]back\b|\bundo(?:ne)?\b", r"|回滚|撤销",),
         None,
     ),
     (
@@ -164,10 +161,7 @@ const RULES: [RuleSpec; 16] = [
     ),
     (
         "gotcha",
-        concat!(
-            r"(?i)\bgotchas?\b|\bpitfalls?\b|\btraps?\s*[:：]",
-            r"|踩坑|陷阱|坑[：:]|掉坑|踩了|踩过",
-        ),
+        concat!(r"(?i)\bgotchas?\b|\bpitfalls?\b|\btraps?\s*[:：]", r"|踩坑|陷阱|坑[：:]|掉坑|踩了|踩过",),
         None,
     ),
     (
@@ -226,29 +220,16 @@ impl Rule {
 
 static COMPILED: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     debug_assert!(
-        RULES
-            .iter()
-            .map(|r| r.0)
-            .eq(CATEGORIES[..RULES.len()].iter().copied()),
+        RULES.iter().map(|r| r.0).eq(CATEGORIES[..RULES.len()].iter().copied()),
         "RULES must follow the CATEGORIES priority order"
     );
-    RULES
-        .iter()
-        .map(|&(category, pattern, extra)| Rule {
-            category,
-            regex: compile(pattern),
-            extra,
-        })
-        .collect()
+    RULES.iter().map(|&(category, pattern, extra)| Rule { category, regex: compile(pattern), extra }).collect()
 });
 
 /// Every category whose rule matches `text`, in priority order, without
 /// the `code` fallback (the iterator is empty when nothing matches).
 pub fn matching_categories(text: &str) -> impl Iterator<Item = &'static str> + '_ {
-    COMPILED
-        .iter()
-        .filter(move |rule| rule.matches(text))
-        .map(|rule| rule.category)
+    COMPILED.iter().filter(move |rule| rule.matches(text)).map(|rule| rule.category)
 }
 
 /// Single-label classification: the first matching category in priority

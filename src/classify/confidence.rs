@@ -17,10 +17,7 @@ static CALL: LazyLock<Regex> = LazyLock::new(|| compile(r"\w+\(\)"));
 
 /// Causal language.
 static CAUSAL: LazyLock<Regex> = LazyLock::new(|| {
-    compile(concat!(
-        r"(?i)\bbecause\b|\bcaused?\s*by\b|\bsince\b|\bdue\s+to\b",
-        r"|原因|根因|导致|之所以|因为|由于",
-    ))
+    compile(concat!(r"(?i)\bbecause\b|\bcaused?\s*by\b|\bsince\b|\bdue\s+to\b", r"|原因|根因|导致|之所以|因为|由于",))
 });
 
 /// Confidence of a memory: 0.80, plus 0.05 for each of a file path, a code

@@ -49,4 +49,3 @@ pub fn user_context(stored: &str) -> String {
         _ => Value::Object(map).to_string(),
     }
 }
-

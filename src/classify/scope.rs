@@ -35,8 +35,7 @@ static FILE_PATH: LazyLock<Regex> = LazyLock::new(|| {
 static BACKTICK_ENTITY: LazyLock<Regex> = LazyLock::new(|| compile(r"`(\w[\w.]*)(?:\(\))?`"));
 
 /// PascalCase names of two or more capitalised words (`CogDatabase`).
-static PASCAL_CASE: LazyLock<Regex> =
-    LazyLock::new(|| compile(r"\b([A-Z][a-z]+(?:[A-Z][a-z]+)+)\b"));
+static PASCAL_CASE: LazyLock<Regex> = LazyLock::new(|| compile(r"\b([A-Z][a-z]+(?:[A-Z][a-z]+)+)\b"));
 
 /// Directory names that say nothing about the module.
 const GENERIC_DIRS: [&str; 4] = ["src", "lib", "app", "tests"];
@@ -100,9 +99,7 @@ pub fn extract_scope(text: &str) -> Scope {
 /// Normalises file paths: trims them, makes paths under `project_root`
 /// relative to it, strips leading `/`, drops blanks, deduplicates and sorts.
 pub fn normalize_scope_files(files: &[String], project_root: Option<&str>) -> Vec<String> {
-    let root = project_root
-        .filter(|r| !r.is_empty())
-        .map(|r| format!("{}/", r.trim_end_matches('/')));
+    let root = project_root.filter(|r| !r.is_empty()).map(|r| format!("{}/", r.trim_end_matches('/')));
     let mut normalized = BTreeSet::new();
     for file in files {
         let mut path = file.trim();

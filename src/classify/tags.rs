@@ -122,11 +122,7 @@ pub fn dimension_prefix(tag: &str) -> String {
 pub fn normalize_tag(tag: &str) -> String {
     let mut out = String::with_capacity(tag.len());
     for c in tag.trim().chars() {
-        let c = if c.is_whitespace() || c == '-' {
-            '_'
-        } else {
-            c.to_ascii_lowercase()
-        };
+        let c = if c.is_whitespace() || c == '-' { '_' } else { c.to_ascii_lowercase() };
         if !(c == '_' && out.ends_with('_')) {
             out.push(c);
         }
@@ -138,13 +134,9 @@ pub fn normalize_tag(tag: &str) -> String {
 /// then the valid `scenario_tags` of `context_json` (a JSON object; broken
 /// JSON or any other value is ignored), deduplicated; `["code"]` if empty.
 pub fn classify_tags(text: &str, context_json: Option<&str>) -> Vec<String> {
-    let mut tags: Vec<String> = category::matching_categories(text)
-        .map(str::to_string)
-        .collect();
+    let mut tags: Vec<String> = category::matching_categories(text).map(str::to_string).collect();
 
-    let context = context_json
-        .filter(|c| !c.trim().is_empty())
-        .and_then(|c| serde_json::from_str::<Value>(c).ok());
+    let context = context_json.filter(|c| !c.trim().is_empty()).and_then(|c| serde_json::from_str::<Value>(c).ok());
     if let Some(Value::Array(scenario)) = context.as_ref().and_then(|c| c.get("scenario_tags")) {
         for tag in scenario.iter().filter_map(Value::as_str) {
             if is_valid_tag(tag) && !tags.iter().any(|t| t == tag) {

@@ -8,10 +8,7 @@ use serde_json::{json, Value};
 use super::category::matching_categories;
 use super::*;
 
-const CASES: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/data/peer-suite-cases.json"
-);
+const CASES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/peer-suite-cases.json");
 
 // ---------------------------------------------------------------- shared cases
 
@@ -91,9 +88,7 @@ fn scope_json(scope: &Scope) -> Value {
 
 #[test]
 fn shared_classify_category() {
-    run_area("classify_category", |c| {
-        json!(classify_category(text_input(c, "text")))
-    });
+    run_area("classify_category", |c| json!(classify_category(text_input(c, "text"))));
 }
 
 #[test]
@@ -123,10 +118,7 @@ fn shared_extract_scope() {
         let scope = scope_json(&extract_scope(text_input(c, "text")));
         // "extract_scope(text)['scope_files']" selects one field.
         let function = c["function"].as_str().unwrap_or("");
-        match function
-            .split_once("['")
-            .and_then(|(_, r)| r.split_once("']"))
-        {
+        match function.split_once("['").and_then(|(_, r)| r.split_once("']")) {
             Some((field, _)) => scope[field].clone(),
             None => scope,
         }
@@ -138,10 +130,7 @@ fn shared_normalize_scope_files() {
     run_area("normalize_scope_files", |c| {
         let input = &c["input"];
         let files: Vec<String> = serde_json::from_value(input["files"].clone()).unwrap();
-        json!(normalize_scope_files(
-            &files,
-            input["project_root"].as_str()
-        ))
+        json!(normalize_scope_files(&files, input["project_root"].as_str()))
     });
 }
 
@@ -162,10 +151,7 @@ fn shared_dimension_prefix() {
         // A non-string category (the original accepted `123`) is passed as
         // its JSON text, which is not a tag either.
         let category = &c["input"]["category"];
-        let tag = category
-            .as_str()
-            .map(String::from)
-            .unwrap_or_else(|| category.to_string());
+        let tag = category.as_str().map(String::from).unwrap_or_else(|| category.to_string());
         json!(dimension_prefix(&tag))
     });
 }
@@ -234,7 +220,8 @@ fn decisions_and_recommendations_with_values_are_not_observations() {
         assert!(!tags.iter().any(|t| t == "observation"), "{text}: {tags:?}");
     }
     // An outcome word still reports a measurement, whatever else the text says.
-    assert!(classify_tags("We decided to slow down because the grasp failed at 0.1 m/s", None).contains(&"observation".to_string()));
+    assert!(classify_tags("We decided to slow down because the grasp failed at 0.1 m/s", None)
+        .contains(&"observation".to_string()));
 }
 
 #[test]
@@ -300,10 +287,7 @@ fn every_category_is_a_valid_tag_and_the_tree_is_consistent() {
     for category in CATEGORIES {
         assert!(is_valid_tag(category), "{category} missing from TAG_TREE");
     }
-    let roots = TAG_TREE
-        .iter()
-        .filter(|(_, parent, _)| parent.is_none())
-        .count();
+    let roots = TAG_TREE.iter().filter(|(_, parent, _)| parent.is_none()).count();
     assert_eq!(roots, 9);
     for (i, (tag, parent, _)) in TAG_TREE.iter().enumerate() {
         let duplicate = TAG_TREE[..i].iter().any(|(t, _, _)| t == tag);
@@ -351,19 +335,13 @@ fn confidence_is_rounded_and_capped() {
         ("x", padded, 0.80),
     ];
     for (text, context, want) in cases {
-        assert_eq!(
-            estimate_confidence(text, context),
-            want,
-            "{text:?} {context:?}"
-        );
+        assert_eq!(estimate_confidence(text, context), want, "{text:?} {context:?}");
     }
 }
 
 #[test]
 fn scope_extraction() {
-    let scope = extract_scope(
-        "`embed_one()` in src/robotmem/ops/search.py calls CogDatabase; see `a.py`, CogDatabase",
-    );
+    let scope = extract_scope("`embed_one()` in src/robotmem/ops/search.py calls CogDatabase; see `a.py`, CogDatabase");
     // `a.py` is a file (a backtick may delimit a path), not an entity.
     assert_eq!(scope.files, ["src/robotmem/ops/search.py", "a.py"]);
     assert_eq!(scope.entities, ["embed_one", "CogDatabase"]);
@@ -378,13 +356,8 @@ fn scope_extraction() {
 
 #[test]
 fn normalize_scope_files_relativises_and_sorts() {
-    let files: Vec<String> = ["/proj/src/b.py", "src/b.py", "/etc/x.yaml", " a.py ", ""]
-        .map(String::from)
-        .to_vec();
-    assert_eq!(
-        normalize_scope_files(&files, Some("/proj/")),
-        ["a.py", "etc/x.yaml", "src/b.py"]
-    );
+    let files: Vec<String> = ["/proj/src/b.py", "src/b.py", "/etc/x.yaml", " a.py ", ""].map(String::from).to_vec();
+    assert_eq!(normalize_scope_files(&files, Some("/proj/")), ["a.py", "etc/x.yaml", "src/b.py"]);
     assert!(normalize_scope_files(&[], Some("/proj")).is_empty());
 }
 
@@ -399,10 +372,8 @@ fn context_json_with_source() {
 
 #[test]
 fn classify_runs_the_whole_pipeline() {
-    let got = classify(
-        "grasp succeeded at 12.5N with `close_gripper()`",
-        r#"{"robot": "UR5e", "scenario_tags": ["debug"]}"#,
-    );
+    let got =
+        classify("grasp succeeded at 12.5N with `close_gripper()`", r#"{"robot": "UR5e", "scenario_tags": ["debug"]}"#);
     assert_eq!(got.category, "observation");
     assert_eq!(got.confidence, 0.90);
     assert_eq!(got.tags, ["observation", "debug"]);

@@ -53,13 +53,15 @@ impl Db {
             Some(c) => Some(limits::collection(Some(c), "")?),
         };
         let session = limits::optional_session(req.session_id)?;
-        let category = req.category.map(|c| limits::required_text("category", c, 1, limits::MAX_NAME_CHARS)).transpose()?;
+        let category =
+            req.category.map(|c| limits::required_text("category", c, 1, limits::MAX_NAME_CHARS)).transpose()?;
         limits::unit_range("min_confidence", req.min_confidence, 0.0, 1.0)?;
         let since = match req.days {
             None => None,
-            Some(d) if (1..=36_500).contains(&d) => {
-                Some((chrono::Utc::now() - chrono::Duration::days(i64::from(d))).to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
-            }
+            Some(d) if (1..=36_500).contains(&d) => Some(
+                (chrono::Utc::now() - chrono::Duration::days(i64::from(d)))
+                    .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            ),
             Some(d) => return Err(Error::invalid(format!("days must be in 1..=36500 (got {d})"))),
         };
         let req = ListRequest { category, ..*req };
@@ -167,7 +169,9 @@ impl Db {
             match (&status.model, &status.stored_model) {
                 (Some(m), Some(s)) => format!("loaded {m}, stored vectors {s} ({})", status.state.as_str()),
                 (Some(m), None) => format!("loaded {m}, no stored vectors yet"),
-                (None, s) => format!("no model loaded ({}); stored vectors {}", status.reason, s.as_deref().unwrap_or("none")),
+                (None, s) => {
+                    format!("no model loaded ({}); stored vectors {}", status.reason, s.as_deref().unwrap_or("none"))
+                }
             },
             "run `robotmem reembed` with the model you want (it replaces the other model's vectors)",
         ));
@@ -193,7 +197,12 @@ impl Db {
         checks.push(DoctorCheck {
             name: "zero-hit recalls",
             ok: true,
-            detail: format!("{} of {} recalls matched no memory ({:.1} %)", stats.zero_hit_recalls, stats.recalls, rate * 100.0),
+            detail: format!(
+                "{} of {} recalls matched no memory ({:.1} %)",
+                stats.zero_hit_recalls,
+                stats.recalls,
+                rate * 100.0
+            ),
             fix: String::new(),
         });
         Ok(DoctorReport { checks, schema_version: report, memories: stats.memories, db_bytes, wal_bytes })

@@ -54,7 +54,13 @@ impl Db {
 
     /// Stores a memory's embedding (a vector, or the mark that the model cannot
     /// represent its text); returns whether it got a vector.
-    pub(super) fn store_embedding(&self, tx: &Connection, id: i64, collection: &str, e: Option<&Embedding>) -> Result<bool> {
+    pub(super) fn store_embedding(
+        &self,
+        tx: &Connection,
+        id: i64,
+        collection: &str,
+        e: Option<&Embedding>,
+    ) -> Result<bool> {
         match e {
             Some(Embedding::Vector(v)) => {
                 let rev = vectors::put(tx, id, collection, v)?;
@@ -99,7 +105,9 @@ impl Db {
             (None, _) => (EmbeddingState::Unavailable, self.embed_note.clone()),
             (Some(m), Some(s)) if m != s => (
                 EmbeddingState::ModelMismatch,
-                format!("the stored vectors were made by {s}, this handle's model is {m}; call reembed to rebuild them"),
+                format!(
+                    "the stored vectors were made by {s}, this handle's model is {m}; call reembed to rebuild them"
+                ),
             ),
             _ => (EmbeddingState::Ready, String::new()),
         };
@@ -148,7 +156,10 @@ impl Db {
             let vecs = e.embed(&texts, TextKind::Passage)?;
             done += self.write(|tx| {
                 if !self.vectors_ready(tx)? {
-                    return Err(Error::new(Status::InvalidState, "another process changed the model while re-embedding"));
+                    return Err(Error::new(
+                        Status::InvalidState,
+                        "another process changed the model while re-embedding",
+                    ));
                 }
                 let mut n = 0;
                 for ((id, text), v) in todo.iter().zip(&vecs) {

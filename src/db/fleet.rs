@@ -145,7 +145,9 @@ impl Db {
             let robot = claimed(conn)?;
             let pushed = identity(conn)?.map_or(0, |i| i.pushed);
             let rows = conn
-                .prepare_cached("SELECT seq, memory_id, session_id FROM sync_outbox WHERE seq > ?1 ORDER BY seq LIMIT ?2")?
+                .prepare_cached(
+                    "SELECT seq, memory_id, session_id FROM sync_outbox WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+                )?
                 .query_map(params![pushed, limit as i64], |r| Ok((r.get::<_, i64>(0)?, r.get(1)?, r.get(2)?)))?
                 .collect::<rusqlite::Result<Vec<(i64, Option<i64>, Option<String>)>>>()?;
             let mut out = Outbox { upto: rows.last().map_or(pushed, |r| r.0), ..Default::default() };
@@ -158,7 +160,9 @@ impl Db {
             }
             for (seq, memory, session) in rows {
                 match (memory, session) {
-                    (Some(id), _) if last.get(&id) == Some(&seq) => out.changes.extend(change_of(conn, &robot, id, seq)?),
+                    (Some(id), _) if last.get(&id) == Some(&seq) => {
+                        out.changes.extend(change_of(conn, &robot, id, seq)?)
+                    }
                     (None, Some(sid)) => out.sessions.extend(session_end(conn, &sid, seq)?),
                     _ => {}
                 }

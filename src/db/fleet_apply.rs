@@ -58,14 +58,18 @@ fn held(conn: &Connection, me: &str, gid: &str) -> Result<Option<Held>> {
     let who = |w: String| if w.is_empty() { me.to_string() } else { w };
     Ok(match (remote, row) {
         // The row of which it is the id says its version (local edits included).
-        (remote, Some((id, version, writer, status))) if remote.as_ref().is_none_or(|r| r.0 == Some(id)) => Some(Held {
-            holder: Some(id),
-            primary: true,
-            version,
-            writer: who(writer),
-            deleted: status == "invalidated" || remote.is_some_and(|r| r.3),
-        }),
-        (Some((holder, version, writer, deleted)), _) => Some(Held { holder, primary: false, version, writer: who(writer), deleted }),
+        (remote, Some((id, version, writer, status))) if remote.as_ref().is_none_or(|r| r.0 == Some(id)) => {
+            Some(Held {
+                holder: Some(id),
+                primary: true,
+                version,
+                writer: who(writer),
+                deleted: status == "invalidated" || remote.is_some_and(|r| r.3),
+            })
+        }
+        (Some((holder, version, writer, deleted)), _) => {
+            Some(Held { holder, primary: false, version, writer: who(writer), deleted })
+        }
         (None, _) => None,
     })
 }
@@ -97,8 +101,10 @@ fn remember(conn: &Connection, rep: &Replica, holder: Option<i64>, deleted: bool
 fn hand_over(conn: &Connection, holder: i64, gid: &str, forget: Option<&Replica>) -> Result<()> {
     match co_sources(conn, holder, gid)?.into_iter().next() {
         Some((other, origin, writer, version)) => {
-            conn.prepare_cached("UPDATE memories SET global_id = ?2, origin = ?3, writer = ?4, version = ?5 WHERE id = ?1")?
-                .execute(params![holder, other, origin, writer, version])?;
+            conn.prepare_cached(
+                "UPDATE memories SET global_id = ?2, origin = ?3, writer = ?4, version = ?5 WHERE id = ?1",
+            )?
+            .execute(params![holder, other, origin, writer, version])?;
         }
         None if forget.is_none() => {
             // It held only this id, which moves to another memory: a shell that
@@ -123,7 +129,10 @@ impl Db {
         // batch received again after a restart costs no model time.
         let stale = self.store.read(|conn| {
             let me = claimed(conn)?;
-            batch.iter().map(|c| Ok(held(conn, &me, &c.global_id)?.is_some_and(|h| h.outdates(c)))).collect::<Result<Vec<bool>>>()
+            batch
+                .iter()
+                .map(|c| Ok(held(conn, &me, &c.global_id)?.is_some_and(|h| h.outdates(c))))
+                .collect::<Result<Vec<bool>>>()
         })?;
         let texts: Vec<&str> =
             batch.iter().zip(&stale).map(|(c, &old)| if c.deleted || old { "" } else { c.content.as_str() }).collect();
@@ -149,9 +158,21 @@ impl Db {
         })
     }
 
-    fn apply_one(&self, tx: &Connection, me: &str, c: &Change, vector: Option<&Embedding>, out: &mut Applied) -> Result<()> {
+    fn apply_one(
+        &self,
+        tx: &Connection,
+        me: &str,
+        c: &Change,
+        vector: Option<&Embedding>,
+        out: &mut Applied,
+    ) -> Result<()> {
         let local = |who: &str| if who == me { String::new() } else { who.to_string() };
-        let rep = Replica { global_id: c.global_id.clone(), origin: local(&c.origin), writer: local(&c.writer), version: c.version };
+        let rep = Replica {
+            global_id: c.global_id.clone(),
+            origin: local(&c.origin),
+            writer: local(&c.writer),
+            version: c.version,
+        };
         let state = held(tx, me, &c.global_id)?;
         if state.as_ref().is_some_and(|h| h.outdates(c)) {
             out.stale += 1;
@@ -238,7 +259,8 @@ impl Db {
             }
         };
         crate::limits::required_text("content", &c.content, 1, crate::limits::MAX_CONTENT_CHARS).ok()?;
-        let req = DraftRequest { tags, context: Some(ctx), collection: Some(&c.collection), session_id: None, perception };
+        let req =
+            DraftRequest { tags, context: Some(ctx), collection: Some(&c.collection), session_id: None, perception };
         let mut d = self.draft(kind, &c.content, req).ok()?;
         d.ctx_json = c.context.clone();
         Some(d)
@@ -253,7 +275,14 @@ impl Db {
         Ok(dup.map(|x| x.existing_id))
     }
 
-    fn insert_incoming(&self, tx: &Connection, d: &super::Draft, c: &Change, rep: &Replica, vec_ok: bool) -> Result<i64> {
+    fn insert_incoming(
+        &self,
+        tx: &Connection,
+        d: &super::Draft,
+        c: &Change,
+        rep: &Replica,
+        vec_ok: bool,
+    ) -> Result<i64> {
         let now = now();
         let mut row = d.row(&c.category, c.confidence.clamp(0.0, 1.0), self.opts.decay_rate, &now);
         row.remote = Some(rep);
@@ -268,7 +297,15 @@ impl Db {
     }
 
     /// Applies a received text to the memory holding only its id.
-    fn rewrite_in_place(&self, tx: &Connection, id: i64, d: &super::Draft, c: &Change, rep: &Replica, vec_ok: bool) -> Result<()> {
+    fn rewrite_in_place(
+        &self,
+        tx: &Connection,
+        id: i64,
+        d: &super::Draft,
+        c: &Change,
+        rep: &Replica,
+        vec_ok: bool,
+    ) -> Result<()> {
         let now = now();
         let ctx: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&c.context).unwrap_or_default();
         memory::rewrite(
@@ -297,7 +334,15 @@ impl Db {
 
     /// Supersedes memory `id` when the received version is superseded (by the
     /// memory holding the successor's global id here, if any).
-    fn apply_status(&self, tx: &Connection, id: i64, c: &Change, rep: &Replica, d: &super::Draft, vec_ok: bool) -> Result<()> {
+    fn apply_status(
+        &self,
+        tx: &Connection,
+        id: i64,
+        c: &Change,
+        rep: &Replica,
+        d: &super::Draft,
+        vec_ok: bool,
+    ) -> Result<()> {
         if c.status != "superseded" {
             // Active in the version that won: a memory superseded here comes back.
             let back = tx

@@ -8,12 +8,12 @@ mod fleet;
 mod fleet_apply;
 mod group;
 mod sessions;
-pub mod transfer;
-mod touches;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_batch;
+mod touches;
+pub mod transfer;
 
 use parking_lot::Mutex;
 use rusqlite::Connection;
@@ -136,7 +136,6 @@ impl crate::store::TxHooks for Db {
 pub fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
-
 
 impl Db {
     /// Opens (creating if needed) the database described by `opts`.
@@ -342,7 +341,13 @@ impl Db {
 
     /// Dedup of a new fact (or a fact's new text, other than memory `exclude`):
     /// exact → near-duplicate words → cosine (when `vec_ok`).
-    fn find_fact_duplicate(&self, tx: &Connection, d: &Draft, vec_ok: bool, exclude: Option<i64>) -> Result<Option<Duplicate>> {
+    fn find_fact_duplicate(
+        &self,
+        tx: &Connection,
+        d: &Draft,
+        vec_ok: bool,
+        exclude: Option<i64>,
+    ) -> Result<Option<Duplicate>> {
         if let Some(x) = dedup::exact(tx, d.collection, &d.hash, exclude)? {
             return Ok(Some(x));
         }
@@ -362,12 +367,8 @@ impl Db {
     /// Stores perception / trajectory data with its description. Only an identical
     /// perception (description, type, data, metadata) counts as a duplicate.
     pub fn save_perception(&self, req: &PerceptionRequest) -> Result<PerceptionOutcome> {
-        let desc = limits::required_text(
-            "description",
-            req.description,
-            limits::MIN_DESCRIPTION_CHARS,
-            MAX_CONTENT_CHARS,
-        )?;
+        let desc =
+            limits::required_text("description", req.description, limits::MIN_DESCRIPTION_CHARS, MAX_CONTENT_CHARS)?;
         if let Some(d) = req.data {
             limits::perception_data("data", d)?;
         }
@@ -382,7 +383,8 @@ impl Db {
         };
         let mut d = self.draft(MemoryKind::Perception, desc, fields)?;
         d.vector = self.embed_passages(&[desc]).pop().flatten();
-        let stored = self.write(|tx| self.store_draft_in(tx, &d, &|tx, d, _| dedup::exact(tx, d.collection, &d.hash, None)))?;
+        let stored =
+            self.write(|tx| self.store_draft_in(tx, &d, &|tx, d, _| dedup::exact(tx, d.collection, &d.hash, None)))?;
         Ok(PerceptionOutcome {
             memory_id: stored.id,
             duplicate: stored.duplicate,
@@ -451,12 +453,24 @@ impl Db {
 
     /// The hits of `plan`; with `query` (its vector) hybrid, `query_cjk` its
     /// text's CJK share ([`text::cjk_share`]).
-    fn hits(&self, conn: &Connection, plan: &search::Plan, query: Option<&[f32]>, query_cjk: f64) -> Result<(Vec<Hit>, SearchMode)> {
+    fn hits(
+        &self,
+        conn: &Connection,
+        plan: &search::Plan,
+        query: Option<&[f32]>,
+        query_cjk: f64,
+    ) -> Result<(Vec<Hit>, SearchMode)> {
         let (ranked, mode) = match (query, &self.embedder) {
             (Some(vector), Some(e)) if self.sync_vectors(conn)? => {
-                let near = search::vindex::Nearest { index: &self.vindex, model: e.stamp(), collection: plan.collection };
+                let near =
+                    search::vindex::Nearest { index: &self.vindex, model: e.stamp(), collection: plan.collection };
                 let fusion = self.opts.fusion.unwrap_or_else(|| e.fusion());
-                search::hybrid::run(conn, &self.index, plan, &search::hybrid::Query { vector, near, fusion, query_cjk })?
+                search::hybrid::run(
+                    conn,
+                    &self.index,
+                    plan,
+                    &search::hybrid::Query { vector, near, fusion, query_cjk },
+                )?
             }
             _ => search::run(conn, &self.index, plan)?,
         };
@@ -472,7 +486,13 @@ impl Db {
     /// [`Db::hits`] with results that say the same thing folded together
     /// ([`group`]): ranks deeper until `plan.n` groups are found or the ranking
     /// runs dry. Scores stay normalised to the best hit.
-    fn grouped_hits(&self, conn: &Connection, plan: &mut search::Plan, query: Option<&[f32]>, query_cjk: f64) -> Result<(Vec<Hit>, SearchMode)> {
+    fn grouped_hits(
+        &self,
+        conn: &Connection,
+        plan: &mut search::Plan,
+        query: Option<&[f32]>,
+        query_cjk: f64,
+    ) -> Result<(Vec<Hit>, SearchMode)> {
         let n = plan.n;
         let mut depth = (n * group::DEPTH).min(group::MAX_DEPTH).max(n);
         loop {
@@ -490,9 +510,7 @@ impl Db {
     /// One memory by id, whatever its status.
     pub fn get(&self, id: i64) -> Result<Memory> {
         let id = limits::memory_id(id)?;
-        self.store
-            .read(|c| memory::get(c, id))?
-            .ok_or_else(|| Error::not_found(format!("memory #{id} does not exist")))
+        self.store.read(|c| memory::get(c, id))?.ok_or_else(|| Error::not_found(format!("memory #{id} does not exist")))
     }
 
     /// Tags of a memory (automatic and user), sorted.
@@ -544,7 +562,8 @@ impl Db {
                 // {"source": ...} marker, whose length alone would add a signal.
                 None => (classify::user_context(&old.context), serde_json::from_str(&old.context).unwrap_or_default()),
                 Some(c) => {
-                    let source = if old.kind == MemoryKind::Fact { classify::LEARN_SOURCE } else { classify::PERCEPTION_SOURCE };
+                    let source =
+                        if old.kind == MemoryKind::Fact { classify::LEARN_SOURCE } else { classify::PERCEPTION_SOURCE };
                     (c.clone(), classify::build_context_json_with_source(c, source))
                 }
             };
@@ -597,7 +616,6 @@ impl Db {
             })
         })
     }
-
 }
 
 /// The outcome of learning draft `d`.

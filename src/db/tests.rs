@@ -87,7 +87,10 @@ fn learning_number_free_text_does_not_grow_with_the_database() {
         per_learn.push(ops as f64 / 100.0);
     }
     let growth = per_learn[1] / per_learn[0];
-    println!("SQLite instructions per learn: {:.0} at 300 memories, {:.0} at 3,000 (x{growth:.2})", per_learn[0], per_learn[1]);
+    println!(
+        "SQLite instructions per learn: {:.0} at 300 memories, {:.0} at 3,000 (x{growth:.2})",
+        per_learn[0], per_learn[1]
+    );
     assert!(growth < 1.5, "learn work grows with the database: {per_learn:?}");
 }
 
@@ -99,9 +102,36 @@ fn number_free_near_duplicates_match_a_full_comparison() {
     use crate::dedup::Terms;
     use crate::types::DupMethod;
     const VOCAB: &[&str] = &[
-        "grasp", "grasping", "grasped", "cup", "cups", "red", "blue", "gripper", "slipped", "slips", "the", "a", "of",
-        "on", "table", "shelf", "left", "arm", "x", "y", "moved", "moves", "quickly", "door", "does", "doe", "succeeded",
-        "failed", "wet", "handle",
+        "grasp",
+        "grasping",
+        "grasped",
+        "cup",
+        "cups",
+        "red",
+        "blue",
+        "gripper",
+        "slipped",
+        "slips",
+        "the",
+        "a",
+        "of",
+        "on",
+        "table",
+        "shelf",
+        "left",
+        "arm",
+        "x",
+        "y",
+        "moved",
+        "moves",
+        "quickly",
+        "door",
+        "does",
+        "doe",
+        "succeeded",
+        "failed",
+        "wet",
+        "handle",
     ];
     let mut o = OpenOptions::in_memory();
     o.embeddings = false;
@@ -127,13 +157,22 @@ fn number_free_near_duplicates_match_a_full_comparison() {
         };
         for (text, got) in texts.into_iter().zip(outcomes) {
             let terms = Terms::of(&text);
-            let similarity = |t: &String, st: &Terms| if *t == text { Some(2.0) } else { terms.duplicate_similarity(st) };
-            let want = stored.iter().filter_map(|(_, t, st)| similarity(t, st)).fold(None::<f64>, |b, s| Some(b.map_or(s, |b| b.max(s))));
+            let similarity =
+                |t: &String, st: &Terms| if *t == text { Some(2.0) } else { terms.duplicate_similarity(st) };
+            let want = stored
+                .iter()
+                .filter_map(|(_, t, st)| similarity(t, st))
+                .fold(None::<f64>, |b, s| Some(b.map_or(s, |b| b.max(s))));
             match (want, got.duplicate) {
                 (None, None) => stored.push((got.memory_id, text, terms)),
                 (Some(w), Some(d)) => {
-                    let best: Vec<i64> = stored.iter().filter(|(_, t, st)| similarity(t, st) == Some(w)).map(|x| x.0).collect();
-                    assert!(best.contains(&d.existing_id), "{text:?}: reported #{} not among the best {best:?}", d.existing_id);
+                    let best: Vec<i64> =
+                        stored.iter().filter(|(_, t, st)| similarity(t, st) == Some(w)).map(|x| x.0).collect();
+                    assert!(
+                        best.contains(&d.existing_id),
+                        "{text:?}: reported #{} not among the best {best:?}",
+                        d.existing_id
+                    );
                     match d.method {
                         DupMethod::Exact => exact += 1,
                         _ => near += 1,
@@ -199,6 +238,8 @@ fn queued_writes_share_one_transaction_and_keep_their_own_outcomes() {
     }
     drop(db);
     let db = Db::open(OpenOptions { embeddings: false, ..OpenOptions::path(&path) }).unwrap();
-    let stored = db.recall(&crate::types::RecallRequest { query: "conveyor light curtain", n: 10, ..Default::default() }).unwrap();
+    let stored = db
+        .recall(&crate::types::RecallRequest { query: "conveyor light curtain", n: 10, ..Default::default() })
+        .unwrap();
     assert_eq!(stored.hits.len(), writers - 1, "every acknowledged write is in the file");
 }

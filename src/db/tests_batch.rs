@@ -86,7 +86,9 @@ fn a_batch_runs_without_a_savepoint_and_its_work_per_item_does_not_grow() {
         }
         let batch = texts(stored, 300);
         let mut ops = 0;
-        let sql = statements(&db, || ops = vm_ops(&db, || assert!(learn_batch(&db, &batch).unwrap().iter().all(|o| o.duplicate.is_none()))));
+        let sql = statements(&db, || {
+            ops = vm_ops(&db, || assert!(learn_batch(&db, &batch).unwrap().iter().all(|o| o.duplicate.is_none())))
+        });
         stored += batch.len();
         let savepoints: Vec<&String> = sql.iter().filter(|s| s.to_ascii_uppercase().contains("SAVEPOINT")).collect();
         assert!(savepoints.is_empty(), "a batch's transaction must not run inside a savepoint: {savepoints:?}");
@@ -131,9 +133,16 @@ fn a_batch_queued_among_other_writes_commits_alone() {
         let mut handles = Vec::new();
         for i in 0..6 {
             let db = &db;
-            handles.push(s.spawn(move || match i {
-                3 => learn_batch(db, &texts(100, 50)).map(|o| o.len()),
-                _ => db.learn(&LearnRequest { insight: &format!("arm {i} parked beside the charger"), ..Default::default() }).map(|_| 1),
+            handles.push(s.spawn(move || {
+                match i {
+                    3 => learn_batch(db, &texts(100, 50)).map(|o| o.len()),
+                    _ => db
+                        .learn(&LearnRequest {
+                            insight: &format!("arm {i} parked beside the charger"),
+                            ..Default::default()
+                        })
+                        .map(|_| 1),
+                }
             }));
             while db.store.queued_for_test() < i + 1 {
                 std::thread::yield_now();

@@ -84,11 +84,19 @@ pub enum LineOutcome {
     Blank,
     Header,
     /// A session line; `stored` false: a session of that id exists and is kept as it is.
-    Session { id: String, stored: bool },
+    Session {
+        id: String,
+        stored: bool,
+    },
     /// A memory stored under a new id, with its vector or not.
-    Memory { id: i64, vector: bool },
+    Memory {
+        id: i64,
+        vector: bool,
+    },
     /// Not stored: the database holds this memory already (`existing_id`).
-    Duplicate { existing_id: i64 },
+    Duplicate {
+        existing_id: i64,
+    },
     /// Nothing of the line was written; the message starts with "line N: ".
     Error(Error),
 }
@@ -122,14 +130,20 @@ impl Db {
     /// header first, then sessions, then memories, each in id order. Reads one
     /// snapshot (writers are not blocked) and holds one row at a time. A damaged
     /// memory stops the export with `Status::Corrupt` naming it.
-    pub fn export_each(&self, o: &ExportOptions, mut f: impl FnMut(&ExportLine) -> Result<()>) -> Result<ExportSummary> {
-        let collection = o.collection.map(|c| limits::collection(Some(c), &self.opts.default_collection)).transpose()?;
+    pub fn export_each(
+        &self,
+        o: &ExportOptions,
+        mut f: impl FnMut(&ExportLine) -> Result<()>,
+    ) -> Result<ExportSummary> {
+        let collection =
+            o.collection.map(|c| limits::collection(Some(c), &self.opts.default_collection)).transpose()?;
         self.store.read(|conn| {
             let stamp = vectors::stamp(conn)?;
             let with_vectors = o.vectors && stamp.is_some();
             let counts = sql::counts(conn, collection)?;
             let mut sum = ExportSummary { model: stamp.clone().filter(|_| with_vectors), ..Default::default() };
-            let mut emit = |kind: LineKind, v: Value| f(&ExportLine { kind, json: &v.to_string(), memories_total: counts.1 });
+            let mut emit =
+                |kind: LineKind, v: Value| f(&ExportLine { kind, json: &v.to_string(), memories_total: counts.1 });
             emit(LineKind::Header, record::header_json(collection, stamp.as_deref(), with_vectors, counts, &now()))?;
             sql::each_session(conn, collection, |s, outcomes| {
                 sum.sessions += 1;
@@ -155,8 +169,22 @@ impl Db {
     /// Returns `Err` only when it cannot go on: the input cannot be read, a header
     /// names a newer format (`Status::SchemaTooNew`), or the database fails; the
     /// batches stored before stay stored.
-    pub fn import_lines(&self, mut input: impl BufRead, on_line: impl FnMut(u64, &LineOutcome)) -> Result<ImportSummary> {
-        let mut imp = Import { db: self, on_line, stamp: None, batch: Vec::new(), batch_bytes: 0, ids: Vec::new(), ids_sorted: true, pending: Vec::new(), sum: ImportSummary::default() };
+    pub fn import_lines(
+        &self,
+        mut input: impl BufRead,
+        on_line: impl FnMut(u64, &LineOutcome),
+    ) -> Result<ImportSummary> {
+        let mut imp = Import {
+            db: self,
+            on_line,
+            stamp: None,
+            batch: Vec::new(),
+            batch_bytes: 0,
+            ids: Vec::new(),
+            ids_sorted: true,
+            pending: Vec::new(),
+            sum: ImportSummary::default(),
+        };
         let mut buf = Vec::new();
         let mut n = 0u64;
         while let Some(fits) = read_line(&mut input, &mut buf, MAX_LINE_BYTES)
@@ -164,7 +192,9 @@ impl Db {
         {
             n += 1;
             let item = match (fits, std::str::from_utf8(&buf)) {
-                (false, _) => Item::Done(LineOutcome::Error(Error::invalid(format!("the line is longer than {MAX_LINE_BYTES} bytes")))),
+                (false, _) => Item::Done(LineOutcome::Error(Error::invalid(format!(
+                    "the line is longer than {MAX_LINE_BYTES} bytes"
+                )))),
                 (true, Err(_)) => Item::Done(LineOutcome::Error(Error::invalid("the line is not valid UTF-8"))),
                 (true, Ok(text)) => match record::parse(text, imp.stamp.as_ref()) {
                     Ok(Line::Blank) => Item::Done(LineOutcome::Blank),
@@ -221,7 +251,9 @@ impl Db {
     fn import_memory(&self, tx: &Connection, m: &MemoryIn, d: &Draft, keep: bool) -> Result<LineOutcome> {
         if let Some(s) = d.session {
             if session::get(tx, s)?.is_none() {
-                return Err(Error::invalid(format!("session_id {s:?} names no session (its session line must come first)")));
+                return Err(Error::invalid(format!(
+                    "session_id {s:?} names no session (its session line must come first)"
+                )));
             }
         }
         let existing = match m.status {
@@ -267,7 +299,9 @@ impl Db {
                 self.vindex.truncate_staged(mark);
                 tx.execute_batch("ROLLBACK TO rm_import_line; RELEASE rm_import_line")?;
                 match e.status {
-                    Status::InvalidArgument | Status::NotFound | Status::InvalidState | Status::Duplicate => Ok(LineOutcome::Error(e)),
+                    Status::InvalidArgument | Status::NotFound | Status::InvalidState | Status::Duplicate => {
+                        Ok(LineOutcome::Error(e))
+                    }
                     _ => Err(e),
                 }
             }

@@ -126,13 +126,7 @@ impl Default for FusionConfig {
 impl FusionConfig {
     /// The plain convex fusion: no cross-script factor, a fixed lexical weight.
     pub const fn new(lexical_weight: f64, cosine_floor: f64, cosine_ceiling: f64) -> FusionConfig {
-        FusionConfig {
-            lexical_weight,
-            cosine_floor,
-            cosine_ceiling,
-            cross_script: 1.0,
-            cross_script_z: None,
-        }
+        FusionConfig { lexical_weight, cosine_floor, cosine_ceiling, cross_script: 1.0, cross_script_z: None }
     }
 
     pub fn is_valid(&self) -> bool {
@@ -155,11 +149,16 @@ pub const MAX_DIM: usize = 4096;
 impl ModelConfig {
     pub fn read(dir: &Path) -> Result<ModelConfig> {
         let path = dir.join("robotmem-model.json");
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| unavailable(format!("cannot read {}: {e}", path.display())))?;
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| unavailable(format!("cannot read {}: {e}", path.display())))?;
         let cfg: ModelConfig = serde_json::from_str(&text)
             .map_err(|e| unavailable(format!("{} is not a valid model description: {e}", path.display())))?;
-        if cfg.dim == 0 || cfg.dim > MAX_DIM || cfg.max_tokens < 3 || cfg.name.trim().is_empty() || !cfg.fusion.is_valid() {
+        if cfg.dim == 0
+            || cfg.dim > MAX_DIM
+            || cfg.max_tokens < 3
+            || cfg.name.trim().is_empty()
+            || !cfg.fusion.is_valid()
+        {
             return Err(unavailable(format!(
                 "{}: name must be set, dim in 1..={MAX_DIM}, max_tokens >= 3, fusion: lexical_weight in 0..=1, \
                  -1 <= cosine_floor < cosine_ceiling <= 1",
@@ -328,9 +327,11 @@ mod tests {
         .unwrap();
         assert_eq!((ok.pooling, ok.inputs), (Pooling::Mean, Inputs::Padded));
         let ragged: ModelConfig =
-            serde_json::from_str(r#"{"name":"u","dim":512,"pooling":"cls","max_tokens":512,"inputs":"ragged"}"#).unwrap();
+            serde_json::from_str(r#"{"name":"u","dim":512,"pooling":"cls","max_tokens":512,"inputs":"ragged"}"#)
+                .unwrap();
         assert_eq!(ragged.inputs, Inputs::Ragged);
         assert!(serde_json::from_str::<ModelConfig>(r#"{"name":"m","dim":3,"pooling":"max","max_tokens":8}"#).is_err());
-        assert!(serde_json::from_str::<ModelConfig>(r#"{"name":"m","dim":3,"pooling":"cls","max_tokens":8,"x":1}"#).is_err());
+        assert!(serde_json::from_str::<ModelConfig>(r#"{"name":"m","dim":3,"pooling":"cls","max_tokens":8,"x":1}"#)
+            .is_err());
     }
 }

@@ -12,7 +12,9 @@ use tokenizers::TruncationParams;
 
 use super::unigram::{self, Tokenizer};
 
-use super::{normalize, pool, unavailable, Inputs, Embedder, Embedding, ModelConfig, ModelStamp, TextKind, MAX_UNKNOWN_FRACTION};
+use super::{
+    normalize, pool, unavailable, Embedder, Embedding, Inputs, ModelConfig, ModelStamp, TextKind, MAX_UNKNOWN_FRACTION,
+};
 use crate::error::Result;
 
 pub struct OnnxEmbedder {
@@ -36,6 +38,8 @@ fn tensor<T: ort::value::PrimitiveTensorElementType + std::fmt::Debug + Clone + 
 }
 
 impl OnnxEmbedder {
+    // The builder's error type is ONNX Runtime's own (large); it is mapped at once.
+    #[allow(clippy::result_large_err)]
     pub fn open(env: &ort::environment::Environment, dir: &Path, threads: usize) -> Result<OnnxEmbedder> {
         let cfg = ModelConfig::read(dir)?;
         let model_path = dir.join("model.onnx");
@@ -90,19 +94,29 @@ impl OnnxEmbedder {
     }
 
     /// BERT-style inputs: ids, attention mask (and token types), padded to `seq`.
-    fn padded_inputs(&self, enc: &[tokenizers::Encoding], seq: usize, mask: &mut [i64]) -> Result<Vec<(String, SessionInputValue<'static>)>> {
+    fn padded_inputs(
+        &self,
+        enc: &[tokenizers::Encoding],
+        seq: usize,
+        mask: &mut [i64],
+    ) -> Result<Vec<(String, SessionInputValue<'static>)>> {
         let batch = enc.len();
         let mut ids = vec![0i64; batch * seq];
         let mut types = vec![0i64; batch * seq];
         for (b, e) in enc.iter().enumerate() {
-            for (t, ((&id, &m), &ty)) in e.get_ids().iter().zip(e.get_attention_mask()).zip(e.get_type_ids()).enumerate() {
+            for (t, ((&id, &m), &ty)) in
+                e.get_ids().iter().zip(e.get_attention_mask()).zip(e.get_type_ids()).enumerate()
+            {
                 ids[b * seq + t] = id as i64;
                 mask[b * seq + t] = m as i64;
                 types[b * seq + t] = ty as i64;
             }
         }
         let shape = [batch as i64, seq as i64];
-        let mut inputs = vec![("input_ids".to_string(), tensor((shape, ids))?), ("attention_mask".to_string(), tensor((shape, mask.to_vec()))?)];
+        let mut inputs = vec![
+            ("input_ids".to_string(), tensor((shape, ids))?),
+            ("attention_mask".to_string(), tensor((shape, mask.to_vec()))?),
+        ];
         if self.type_ids {
             inputs.push(("token_type_ids".to_string(), tensor((shape, types))?));
         }
@@ -183,7 +197,14 @@ impl OnnxEmbedder {
         let dims: Vec<i64> = out_shape.iter().copied().collect();
         let pooled: Vec<Vec<f32>> = match dims.as_slice() {
             [b, s, d] if *b == batch as i64 && *s == seq as i64 && *d == dim as i64 => (0..batch)
-                .map(|i| pool(&data[i * seq * dim..(i + 1) * seq * dim], &mask[i * seq..(i + 1) * seq], dim, self.cfg.pooling))
+                .map(|i| {
+                    pool(
+                        &data[i * seq * dim..(i + 1) * seq * dim],
+                        &mask[i * seq..(i + 1) * seq],
+                        dim,
+                        self.cfg.pooling,
+                    )
+                })
                 .collect(),
             [b, d] if *b == batch as i64 && *d == dim as i64 => data.chunks(dim).map(<[f32]>::to_vec).collect(),
             _ => {
@@ -199,7 +220,10 @@ impl OnnxEmbedder {
             }
             Embedding::Vector(v)
         });
-        Ok(skip.iter().map(|&s| if s { Embedding::Unrepresentable } else { vectors.next().expect("one per text") }).collect())
+        Ok(skip
+            .iter()
+            .map(|&s| if s { Embedding::Unrepresentable } else { vectors.next().expect("one per text") })
+            .collect())
     }
 }
 

@@ -32,9 +32,12 @@ pub fn environment(explicit: Option<&Path>) -> Result<&'static ort::environment:
     let builder =
         ort::init_from(&path).map_err(|e| unavailable(format!("cannot load ONNX Runtime: {e}; BM25 only")))?;
     let quiet: ort::logging::LoggerFunction = std::sync::Arc::new(|_, _, _, _, _| {});
-    let env = builder.with_name("robotmem").with_telemetry(false).with_logger(quiet).build().map_err(|e| {
-        unavailable(format!("cannot start ONNX Runtime from {}: {e}; BM25 only", path.display()))
-    })?;
+    let env = builder
+        .with_name("robotmem")
+        .with_telemetry(false)
+        .with_logger(quiet)
+        .build()
+        .map_err(|e| unavailable(format!("cannot start ONNX Runtime from {}: {e}; BM25 only", path.display())))?;
     Ok(&ENV.get_or_init(|| (env, path)).0)
 }
 

@@ -141,7 +141,9 @@ impl CompactUnigram {
             let node = best[end];
             let start = node.from.expect("every char boundary is reached");
             match out.last_mut() {
-                Some(last) if Some(node.id) == self.unk_id && Some(last.2) == self.unk_id && last.0 == end => last.0 = start,
+                Some(last) if Some(node.id) == self.unk_id && Some(last.2) == self.unk_id && last.0 == end => {
+                    last.0 = start
+                }
                 _ => out.push((start, end, node.id)),
             }
             end = start;
@@ -322,7 +324,10 @@ impl<'de> Deserialize<'de> for CompactUnigram {
                         }
                     }
                 }
-                pieces.ok_or_else(|| de::Error::missing_field("vocab"))?.finish(unk_id, byte_fallback).map_err(de::Error::custom)
+                pieces
+                    .ok_or_else(|| de::Error::missing_field("vocab"))?
+                    .finish(unk_id, byte_fallback)
+                    .map_err(de::Error::custom)
             }
         }
         d.deserialize_map(V)
@@ -331,6 +336,8 @@ impl<'de> Deserialize<'de> for CompactUnigram {
 
 /// The model of a `tokenizer.json`: a Unigram vocabulary held compactly, or
 /// any other model as `tokenizers` holds it.
+// One value per loaded model: the size difference between the variants costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum Vocab {
     Unigram(CompactUnigram),
@@ -432,8 +439,10 @@ mod tests {
     }
 
     fn same(c: &CompactUnigram, u: &Unigram, text: &str) {
-        let a: Vec<(u32, String, (usize, usize))> = c.tokenize(text).unwrap().into_iter().map(|t| (t.id, t.value, t.offsets)).collect();
-        let b: Vec<(u32, String, (usize, usize))> = u.tokenize(text).unwrap().into_iter().map(|t| (t.id, t.value, t.offsets)).collect();
+        let a: Vec<(u32, String, (usize, usize))> =
+            c.tokenize(text).unwrap().into_iter().map(|t| (t.id, t.value, t.offsets)).collect();
+        let b: Vec<(u32, String, (usize, usize))> =
+            u.tokenize(text).unwrap().into_iter().map(|t| (t.id, t.value, t.offsets)).collect();
         assert_eq!(a, b, "text {text:?}");
     }
 
@@ -454,7 +463,8 @@ mod tests {
             ("机器", -2.0),
             ("机", -1.5),
         ]);
-        for t in ["", "a", "abcd", "abcdacdxx", "zz", "ézé", "xxx", "机器人", "机器机", "ab ab", "q机q", "xyzzy"] {
+        for t in ["", "a", "abcd", "abcdacdxx", "zz", "ézé", "xxx", "机器人", "机器机", "ab ab", "q机q", "xyzzy"]
+        {
             same(&c, &u, t);
         }
         assert_eq!(c.token_to_id("ab"), Some(8), "a repeated piece maps to its last id");
@@ -466,7 +476,8 @@ mod tests {
     #[test]
     fn ties_keep_the_first_path() {
         // "ab" = "a"+"b" = "ab": equal scores, the shorter prefix is visited first.
-        let (c, u) = both(&[("<unk>", 0.0), ("a", -1.0), ("b", -1.0), ("ab", -2.0), ("bc", -2.0), ("c", -1.0), ("abc", -3.0)]);
+        let (c, u) =
+            both(&[("<unk>", 0.0), ("a", -1.0), ("b", -1.0), ("ab", -2.0), ("bc", -2.0), ("c", -1.0), ("abc", -3.0)]);
         for t in ["ab", "abc", "bcab", "cab"] {
             same(&c, &u, t);
         }

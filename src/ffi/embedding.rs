@@ -109,7 +109,9 @@ pub unsafe extern "C" fn rm_reembed(db: *mut super::rm_db, limit: usize, out: *m
         let r = super::db(db)?.reembed(limit)?;
         if !out.is_null() {
             // SAFETY: checked non-NULL; the caller owns a writable rm_reembed_result.
-            unsafe { out.write(rm_reembed_result { embedded: r.embedded, remaining: r.remaining, rebuilt: r.rebuilt }) };
+            unsafe {
+                out.write(rm_reembed_result { embedded: r.embedded, remaining: r.remaining, rebuilt: r.rebuilt })
+            };
         }
         Ok(())
     })
@@ -194,7 +196,10 @@ pub unsafe extern "C" fn rm_learn_batch_result_free(r: *mut rm_learn_batch_resul
 /// JSON rendering of a batch learn result (an array of rm_learn_result_json()
 /// objects). Free *out_json with rm_string_free().
 #[no_mangle]
-pub unsafe extern "C" fn rm_learn_batch_result_json(r: *const rm_learn_batch_result, out_json: *mut *mut c_char) -> rm_status {
+pub unsafe extern "C" fn rm_learn_batch_result_json(
+    r: *const rm_learn_batch_result,
+    out_json: *mut *mut c_char,
+) -> rm_status {
     to_json(
         BatchBox::from_raw(r).map(|b| &b.rust),
         |v: &Vec<LearnOutcome>| serde_json::Value::Array(v.iter().map(crate::render::learn).collect()),

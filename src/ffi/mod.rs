@@ -203,10 +203,7 @@ pub(crate) unsafe fn opt_str<'a>(p: *const c_char, field: &str) -> Result<Option
     if p.is_null() {
         return Ok(None);
     }
-    CStr::from_ptr(p)
-        .to_str()
-        .map(Some)
-        .map_err(|_| Error::invalid(format!("{field} is not valid UTF-8")))
+    CStr::from_ptr(p).to_str().map(Some).map_err(|_| Error::invalid(format!("{field} is not valid UTF-8")))
 }
 
 /// Checks an output pointer before any work is done.

@@ -145,4 +145,3 @@ pub unsafe extern "C" fn rm_recall_result_free(r: *mut rm_recall_result) {
 pub unsafe extern "C" fn rm_recall_result_json(r: *const rm_recall_result, out_json: *mut *mut c_char) -> rm_status {
     to_json(RecallBox::from_raw(r).map(|b| &b.rust), render::recall, out_json)
 }
-

@@ -10,7 +10,7 @@ use std::ptr;
 use serde_json::Value;
 
 use super::recall::{c_hits, rm_hit};
-use super::{guard, out_ptr, to_cstring, rm_status};
+use super::{guard, out_ptr, rm_status, to_cstring};
 use crate::render;
 use crate::types::*;
 
@@ -407,7 +407,8 @@ owned!(ForgetBox, rm_forget_result, ForgetOutcome, {});
 
 pub(crate) fn forget_result(o: ForgetOutcome) -> ForgetBox {
     let mut arena = Arena::default();
-    let public = rm_forget_result { memory_id: o.memory_id, content: arena.str(&o.content), reason: arena.str(&o.reason) };
+    let public =
+        rm_forget_result { memory_id: o.memory_id, content: arena.str(&o.content), reason: arena.str(&o.reason) };
     ForgetBox { public, arena, rust: o }
 }
 

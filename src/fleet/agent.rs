@@ -136,11 +136,24 @@ impl<'a> Agent<'a> {
             ));
             let mut own_after = before.pushed;
             loop {
-                let rows = hub::pull(&mut client, &self.s.robot_id, &self.db.fleet_marks()?, &self.s.pull, self.s.batch as i64, Some(own_after))?;
+                let rows = hub::pull(
+                    &mut client,
+                    &self.s.robot_id,
+                    &self.db.fleet_marks()?,
+                    &self.s.pull,
+                    self.s.batch as i64,
+                    Some(own_after),
+                )?;
                 if rows.is_empty() {
                     break;
                 }
-                own_after = rows.iter().filter(|r| r.writer == self.s.robot_id).map(|r| r.seq).max().unwrap_or(own_after).max(own_after);
+                own_after = rows
+                    .iter()
+                    .filter(|r| r.writer == self.s.robot_id)
+                    .map(|r| r.seq)
+                    .max()
+                    .unwrap_or(own_after)
+                    .max(own_after);
                 cycle.received += rows.len() as u64;
                 add(&mut cycle.pulled, &self.db.fleet_apply(&rows)?);
                 if rows.iter().all(|r| r.writer != self.s.robot_id) && rows.len() < self.s.batch {
@@ -172,7 +185,10 @@ impl<'a> Agent<'a> {
     /// reconnects).
     pub fn cycle(&mut self, log: &dyn Log) -> Result<Cycle> {
         let mut cycle = Cycle::default();
-        let r = self.connect(log, &mut cycle).and_then(|()| self.push(&mut cycle, log)).and_then(|()| self.pull(&mut cycle));
+        let r = self
+            .connect(log, &mut cycle)
+            .and_then(|()| self.push(&mut cycle, log))
+            .and_then(|()| self.pull(&mut cycle));
         if r.is_err() {
             self.client = None;
             self.quiet_connects = false;
@@ -187,10 +203,12 @@ impl<'a> Agent<'a> {
             if ob.changes.is_empty() && ob.sessions.is_empty() && ob.upto <= self.identity.pushed {
                 return Ok(());
             }
-            let (mut send, held): (Vec<Change>, Vec<Change>) = ob.changes.into_iter().partition(|c| self.s.share.admits(c));
+            let (mut send, held): (Vec<Change>, Vec<Change>) =
+                ob.changes.into_iter().partition(|c| self.s.share.admits(c));
             if !held.is_empty() {
                 let gids: Vec<String> = held.iter().map(|c| c.global_id.clone()).collect();
-                let on_hub: std::collections::HashSet<String> = hub::versions(client, &gids)?.into_iter().map(|v| v.0).collect();
+                let on_hub: std::collections::HashSet<String> =
+                    hub::versions(client, &gids)?.into_iter().map(|v| v.0).collect();
                 for c in held {
                     if on_hub.contains(&c.global_id) {
                         send.push(c);
@@ -211,7 +229,10 @@ impl<'a> Agent<'a> {
                             Ok(n) => cycle.new_on_hub += n,
                             Err(e) if e.status == Status::InvalidArgument => {
                                 cycle.refused += 1;
-                                log.warn(&format!("the hub refused memory {} (version {}): {}; skipped", c.global_id, c.version, e.message));
+                                log.warn(&format!(
+                                    "the hub refused memory {} (version {}): {}; skipped",
+                                    c.global_id, c.version, e.message
+                                ));
                             }
                             Err(e) => return Err(e),
                         }

@@ -47,7 +47,12 @@ pub fn ranking<'a>(conn: &Connection, index: &'a TextIndex, plan: &'a Plan) -> R
 }
 
 /// As [`for_each`], over a ranking made by [`ranking`].
-pub fn for_each_ranked(conn: &Connection, ranking: Ranking, plan: &Plan, mut f: impl FnMut(Candidate) -> Result<bool>) -> Result<()> {
+pub fn for_each_ranked(
+    conn: &Connection,
+    ranking: Ranking,
+    plan: &Plan,
+    mut f: impl FnMut(Candidate) -> Result<bool>,
+) -> Result<()> {
     let ceiling = ranking.ceiling();
     let mut lookup = Lookup::new(conn, plan)?;
     for (id, score) in ranking {

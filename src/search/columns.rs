@@ -29,6 +29,9 @@ use super::filter::{Conditions, ContextFilter, DotPath, View};
 use super::{paths, snapshot};
 use crate::error::Result;
 
+/// Per stale path: the rows that changed, with their new value (`None`: gone or no value).
+type ChangedRows = Vec<(i64, Option<(u32, Value)>)>;
+
 /// Dot paths held at once; asking for another drops the least recently used.
 /// A filter has at most 10 conditions; those beyond the columns held are left to
 /// the row check.
@@ -331,7 +334,10 @@ impl ColumnIndex {
     /// is read once, for all the paths that need it).
     fn sync(&self, conn: &Connection, wanted: &[&DotPath], head: i64) -> Result<()> {
         let stale = |inner: &Inner| -> Vec<(&DotPath, i64)> {
-            wanted.iter().filter_map(|&p| Some((p, paths::sync_from(inner.columns.get(p).map(|c| c.rev), head)?))).collect()
+            wanted
+                .iter()
+                .filter_map(|&p| Some((p, paths::sync_from(inner.columns.get(p).map(|c| c.rev), head)?)))
+                .collect()
         };
         if stale(&self.inner.read()).is_empty() {
             return Ok(());
@@ -352,7 +358,7 @@ impl ColumnIndex {
             }
         }
         let todo = stale(&inner);
-        let mut changed: Vec<Vec<(i64, Option<(u32, Value)>)>> = vec![Vec::new(); todo.len()];
+        let mut changed: Vec<ChangedRows> = vec![Vec::new(); todo.len()];
         let collections = &mut inner.collections;
         paths::changed(conn, &todo, head, |k, id, value| {
             changed[k].push((id, value.map(|(name, v)| (paths::intern(collections, name), v))));
@@ -479,7 +485,10 @@ mod tests {
         assert_eq!(d.encode(&names), bytes);
         for id in (1..=400i64).filter(|id| ![5, 6].contains(id)) {
             let (i, j) = (c.slot(id).unwrap(), d.slot(id).unwrap());
-            assert_eq!(format!("{:?}", (c.view(&c.cells[i]), c.collections[i])), format!("{:?}", (d.view(&d.cells[j]), d.collections[j])));
+            assert_eq!(
+                format!("{:?}", (c.view(&c.cells[i]), c.collections[i])),
+                format!("{:?}", (d.view(&d.cells[j]), d.collections[j]))
+            );
         }
         assert_eq!(d.slot(5), None);
         for cut in (0..bytes.len()).step_by(7) {
@@ -497,7 +506,8 @@ mod tests {
         let mut c = Column::new();
         c.apply((1..=3000i64).map(|id| (id, Some(((id % 2) as u32, Value::from(format!("s{}", id % 5)))))).collect());
         // Forget most, change some in place, let an old memory gain the path.
-        let mut ch: Vec<(i64, Option<(u32, Value)>)> = (1..=3000i64).filter(|id| id % 3 != 0).map(|id| (id, None)).collect();
+        let mut ch: Vec<(i64, Option<(u32, Value)>)> =
+            (1..=3000i64).filter(|id| id % 3 != 0).map(|id| (id, None)).collect();
         ch.push((3, Some((1, Value::Bool(true)))));
         ch.push((3001, Some((0, serde_json::json!([1, 2])))));
         c.apply(ch);

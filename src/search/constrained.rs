@@ -134,12 +134,9 @@ fn nearest_indexed(
     // Through the grid, in growing batches: the n nearest usually qualify at once.
     let mut k = (plan.n * 8).max(64);
     let mut after = None;
-    loop {
-        let Some((batch, complete)) =
-            points.nearest(conn, s.field(), plan.collection, s.target(), s.max_distance, k, after)?
-        else {
-            break;
-        };
+    while let Some((batch, complete)) =
+        points.nearest(conn, s.field(), plan.collection, s.target(), s.max_distance, k, after)?
+    {
         for &(d, id) in &batch {
             if !take(d, id, &mut kept)? {
                 return Ok(Some(kept.into_ranked()));

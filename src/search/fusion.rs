@@ -118,7 +118,9 @@ mod tests {
         assert_eq!(weight(&F, true), 0.6, "off by default");
         assert!(other_script(1.0, 0.0) && other_script(0.0, 0.6) && other_script(0.5, 0.0));
         // Code-switched texts share words with both scripts.
-        assert!(!other_script(0.2, 0.6) && !other_script(0.35, 0.0) && !other_script(0.0, 0.3) && !other_script(0.9, 0.5));
+        assert!(
+            !other_script(0.2, 0.6) && !other_script(0.35, 0.0) && !other_script(0.0, 0.3) && !other_script(0.9, 0.5)
+        );
     }
 
     #[test]

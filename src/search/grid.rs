@@ -71,7 +71,8 @@ impl Grid {
         let mut k = [0i64; 3];
         for a in 0..self.dims {
             let q = (c[a] / self.cell).floor();
-            if !(q.abs() < MAX_CELL_INDEX) {
+            // NaN and infinities have no cell either.
+            if q.is_nan() || q.abs() >= MAX_CELL_INDEX {
                 return None;
             }
             k[a] = q as i64;
@@ -86,9 +87,9 @@ impl Grid {
         }
         match self.key(c) {
             Some(k) => {
-                for a in 0..3 {
-                    self.lo[a] = self.lo[a].min(k[a]);
-                    self.hi[a] = self.hi[a].max(k[a]);
+                for ((lo, hi), &v) in self.lo.iter_mut().zip(self.hi.iter_mut()).zip(&k) {
+                    *lo = (*lo).min(v);
+                    *hi = (*hi).max(v);
                 }
                 self.cells.entry(k).or_default().push(slot);
             }

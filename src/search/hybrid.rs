@@ -54,7 +54,15 @@ impl Query<'_> {
     /// The relevance of a memory (`cross`: in another script than the query)
     /// at lexical weight `w` (`fusion::weight`); `spread`: the query's
     /// other-script neighbours, when the model's fusion standardises by them.
-    fn relevance(&self, w: f64, lexical: f64, cosine: Option<f64>, is_real: bool, cross: bool, spread: Option<fusion::Spread>) -> Option<Relevance> {
+    fn relevance(
+        &self,
+        w: f64,
+        lexical: f64,
+        cosine: Option<f64>,
+        is_real: bool,
+        cross: bool,
+        spread: Option<fusion::Spread>,
+    ) -> Option<Relevance> {
         let by_vector = cosine.is_some_and(|c| fusion::above_floor(&self.fusion, c));
         if lexical <= 0.0 && !by_vector {
             return None;
@@ -150,7 +158,8 @@ pub fn run(conn: &Connection, index: &TextIndex, plan: &Plan, q: &Query) -> Resu
     // The memories in another script, for the weights of the model's fusion.
     // One read per memory of both lists and of the nearest neighbours (mostly the
     // same memories), only when the model's fusion looks at scripts.
-    let mut ids: Vec<i64> = by_words.iter().chain(&by_vector).map(|e| e.id).chain(nearest.iter().map(|&(_, id)| id)).collect();
+    let mut ids: Vec<i64> =
+        by_words.iter().chain(&by_vector).map(|e| e.id).chain(nearest.iter().map(|&(_, id)| id)).collect();
     ids.sort_unstable();
     ids.dedup();
     let cross = other_script(conn, &q.fusion, q.query_cjk, &ids)?;
@@ -163,7 +172,14 @@ pub fn run(conn: &Connection, index: &TextIndex, plan: &Plan, q: &Query) -> Resu
         let other = cross.contains(&e.id);
         let w = fusion::weight(&q.fusion, other);
         let Some(r) = q.relevance(w, e.lexical.unwrap_or(0.0), e.cosine, e.is_real, other, spread) else { continue };
-        let hit = Ranked { id: e.id, score: r.score, lexical: r.lexical, cosine: r.cosine, distance: e.distance, matched: true };
+        let hit = Ranked {
+            id: e.id,
+            score: r.score,
+            lexical: r.lexical,
+            cosine: r.cosine,
+            distance: e.distance,
+            matched: true,
+        };
         fused.insert(e.id, hit);
     }
     let mut out: Vec<Ranked> = fused.into_values().collect();

@@ -103,9 +103,8 @@ impl TextIndex {
     /// Applies every searchable change newer than the index. `conn` should be in the
     /// read transaction the caller ranks in.
     pub fn sync(&self, conn: &Connection) -> Result<()> {
-        let head: i64 = conn
-            .prepare_cached("SELECT coalesce(max(rev), 0) FROM memories")?
-            .query_row([], |r| r.get(0))?;
+        let head: i64 =
+            conn.prepare_cached("SELECT coalesce(max(rev), 0) FROM memories")?.query_row([], |r| r.get(0))?;
         self.sync_to(conn, head)
     }
 
@@ -186,7 +185,11 @@ impl TextIndex {
                         s += inner.weight(idf, doc.terms[i].1, doc.len, coll.1);
                     }
                 }
-                if s > 0.0 { s as f64 / ceiling } else { 0.0 }
+                if s > 0.0 {
+                    s as f64 / ceiling
+                } else {
+                    0.0
+                }
             })
             .collect()
     }
@@ -216,7 +219,13 @@ impl TextIndex {
     /// most `max_missing` of our stems, so of our `p` rarest stems it holds at least
     /// `p - max_missing`: only those postings are read, and only documents that
     /// appear in enough of them are checked for containment.
-    pub fn near_duplicates(&self, collection: &str, words: &[String], (lo, hi): (i64, i64), max_missing: usize) -> Vec<i64> {
+    pub fn near_duplicates(
+        &self,
+        collection: &str,
+        words: &[String],
+        (lo, hi): (i64, i64),
+        max_missing: usize,
+    ) -> Vec<i64> {
         /// Probes beyond the `max_missing + 1` needed: each one more a candidate
         /// must hold (a sharper filter) for the cost of a rare word's postings.
         const EXTRA_PROBES: usize = 2;
@@ -244,7 +253,8 @@ impl TextIndex {
             }
         }
         docs.sort_unstable();
-        let holds_ours = |doc: &Doc| unseen == 0 && known.iter().all(|t| doc.terms.binary_search_by_key(t, |x| x.0).is_ok());
+        let holds_ours =
+            |doc: &Doc| unseen == 0 && known.iter().all(|t| doc.terms.binary_search_by_key(t, |x| x.0).is_ok());
         let within_ours =
             |doc: &Doc| doc.terms.iter().all(|&(t, _)| inner.ignorable[t as usize] || known.binary_search(&t).is_ok());
         docs.chunk_by(|a, b| a == b)

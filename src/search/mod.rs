@@ -20,15 +20,15 @@
 //! [`fusion`] describes.
 
 pub mod candidates;
+pub mod columns;
 pub mod constrained;
 pub mod filter;
 pub mod fusion;
 mod grid;
 pub mod hybrid;
 pub mod index;
-pub mod points;
-pub mod columns;
 mod paths;
+pub mod points;
 pub mod quant;
 pub mod ranking;
 mod snapshot;

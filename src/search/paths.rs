@@ -31,7 +31,8 @@ pub fn sync_from(held: Option<i64>, head: i64) -> Option<i64> {
 pub fn make_room<V>(entries: &mut HashMap<DotPath, V>, wanted: &[&DotPath], max: usize, used: impl Fn(&V) -> u64) {
     let missing = wanted.iter().filter(|p| !entries.contains_key(**p)).count();
     while entries.len() + missing > max {
-        let old = entries.iter().filter(|(k, _)| !wanted.contains(k)).min_by_key(|(_, v)| used(v)).map(|(k, _)| k.clone());
+        let old =
+            entries.iter().filter(|(k, _)| !wanted.contains(k)).min_by_key(|(_, v)| used(v)).map(|(k, _)| k.clone());
         match old {
             Some(old) => entries.remove(&old),
             None => return,

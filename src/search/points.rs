@@ -22,6 +22,9 @@ use super::grid::Grid;
 use super::{paths, snapshot};
 use crate::error::Result;
 
+/// Points in order of (distance, id) after a start, and whether the grid has no more.
+pub type NearestBatch = (Vec<(f64, i64)>, bool);
+
 /// A memory changed since the last sync: its collection and coordinates, if any.
 type Change = (i64, Option<(u32, Box<[f64]>)>);
 
@@ -239,7 +242,7 @@ impl PointIndex {
         max_distance: Option<f64>,
         k: usize,
         after: Option<(f64, i64)>,
-    ) -> Result<Option<(Vec<(f64, i64)>, bool)>> {
+    ) -> Result<Option<NearestBatch>> {
         self.sync(conn, path)?;
         let inner = self.inner.read();
         let Some(field) = inner.fields.get(path) else { return Ok(None) };

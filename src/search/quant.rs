@@ -48,7 +48,8 @@ impl Query {
     pub fn new(q: &[f32]) -> Query {
         let max = q.iter().fold(0f32, |m, x| m.max(x.abs()));
         let s = if max > 0.0 && max.is_finite() { max / QUERY_MAX } else { 0.0 };
-        let code = q.iter().map(|x| if s > 0.0 { (x / s).round().clamp(-QUERY_MAX, QUERY_MAX) as i8 } else { 0 }).collect();
+        let code =
+            q.iter().map(|x| if s > 0.0 { (x / s).round().clamp(-QUERY_MAX, QUERY_MAX) as i8 } else { 0 }).collect();
         // hi is in units of 256·scale.
         let code: Vec<i8> = code;
         let q_sum = code[..code.len() / 32 * 32].iter().map(|&x| x as i32).sum();
@@ -118,7 +119,9 @@ pub fn hamming_rows(q: &[u64], rows: &[u64], out: &mut Vec<u16>) {
 
 #[inline(always)]
 fn hamming_rows_portable(q: &[u64], rows: &[u64], out: &mut Vec<u16>) {
-    out.extend(rows.chunks_exact(q.len()).map(|r| q.iter().zip(r).map(|(a, b)| (a ^ b).count_ones() as u16).sum::<u16>()));
+    out.extend(
+        rows.chunks_exact(q.len()).map(|r| q.iter().zip(r).map(|(a, b)| (a ^ b).count_ones() as u16).sum::<u16>()),
+    );
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -253,7 +256,6 @@ pub(crate) fn unit(seed: u64, dim: usize) -> Vec<f32> {
 mod tests {
     use super::*;
 
-
     #[test]
     fn sixteen_bit_codes_are_near_exact() {
         for seed in 0..50 {
@@ -284,7 +286,8 @@ mod tests {
     #[test]
     fn hamming_counts_differing_signs() {
         let a = sign_bits(&[1.0, -1.0, 0.5, -0.5, 0.0, 2.0]);
-        let rows: Vec<u64> = [sign_bits(&[1.0, -1.0, 0.5, -0.5, 0.0, 2.0]), sign_bits(&[-1.0, 1.0, 0.5, -0.5, -1.0, 2.0])].concat();
+        let rows: Vec<u64> =
+            [sign_bits(&[1.0, -1.0, 0.5, -0.5, 0.0, 2.0]), sign_bits(&[-1.0, 1.0, 0.5, -0.5, -1.0, 2.0])].concat();
         let mut out = Vec::new();
         hamming_rows(&a, &rows, &mut out);
         assert_eq!(out, [0, 3]);

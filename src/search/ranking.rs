@@ -130,7 +130,7 @@ impl<'a> Ranking<'a> {
         } else {
             let best = top_k(&inner, coll, avg, &terms, self.batch, &keep);
             self.complete = best.len() < self.batch;
-            self.items = Sorted::sorted(best);
+            self.items = Sorted::in_order(best);
         }
     }
 }
@@ -232,7 +232,14 @@ impl Ord for Key {
 }
 
 /// The `k` best matches kept by `keep`, best first (MaxScore, see the module).
-fn top_k(inner: &Inner, coll: u32, avg: f32, terms: &[(u32, f32)], k: usize, keep: &dyn Fn(i64) -> bool) -> Vec<(i64, f64)> {
+fn top_k(
+    inner: &Inner,
+    coll: u32,
+    avg: f32,
+    terms: &[(u32, f32)],
+    k: usize,
+    keep: &dyn Fn(i64) -> bool,
+) -> Vec<(i64, f64)> {
     let mut cur: Vec<Cursor> = terms
         .iter()
         .enumerate()
@@ -257,8 +264,7 @@ fn top_k(inner: &Inner, coll: u32, avg: f32, terms: &[(u32, f32)], k: usize, kee
         let len = if p.len == Posting::LONG { inner.docs[p.doc as usize].len } else { p.len as u32 };
         inner.weight(c.idf, p.tf, len, avg)
     };
-    loop {
-        let Some(d) = cur[weak..].iter().filter_map(Cursor::head).max() else { break };
+    while let Some(d) = cur[weak..].iter().filter_map(Cursor::head).max() {
         let mut sum = 0f32;
         for c in cur[weak..].iter_mut().filter(|c| c.head() == Some(d)) {
             let w = weight(c, c.list[c.pos - 1]);
@@ -315,7 +321,7 @@ struct Sorted {
 }
 
 impl Sorted {
-    fn sorted(items: Vec<(i64, f64)>) -> Sorted {
+    fn in_order(items: Vec<(i64, f64)>) -> Sorted {
         Sorted { sorted: items.len(), items, next: 0 }
     }
 

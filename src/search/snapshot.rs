@@ -105,7 +105,14 @@ fn tag(name: &str, format: &str, db_id: &str, token: &str, rev: i64, data: &[u8]
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
     let schema = crate::store::schema::SCHEMA_VERSION.to_le_bytes();
-    for part in [b"robotmem snapshot".as_slice(), name.as_bytes(), format.as_bytes(), &schema, db_id.as_bytes(), token.as_bytes()] {
+    for part in [
+        b"robotmem snapshot".as_slice(),
+        name.as_bytes(),
+        format.as_bytes(),
+        &schema,
+        db_id.as_bytes(),
+        token.as_bytes(),
+    ] {
         h.update((part.len() as u64).to_le_bytes());
         h.update(part);
     }
@@ -458,7 +465,10 @@ mod tests {
         assert_eq!(j.total_len, i.total_len);
         assert_eq!(j.df, i.df);
         for (a, b) in j.docs.iter().zip(i.docs.iter().filter(|d| d.live)) {
-            assert_eq!((a.id, a.collection, a.len, a.dedup_len, &a.terms), (b.id, b.collection, b.len, b.dedup_len, &b.terms));
+            assert_eq!(
+                (a.id, a.collection, a.len, a.dedup_len, &a.terms),
+                (b.id, b.collection, b.len, b.dedup_len, &b.terms)
+            );
         }
     }
 

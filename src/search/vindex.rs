@@ -367,7 +367,8 @@ impl Inner {
         });
         let best = top(scored, candidates(k));
         let out = self.rescored(part, q, best, k);
-        let trusted = out.len() == k.min(part.ids.len()) && out.last().is_some_and(|&(cos, _)| cos >= shell + BINARY_MARGIN);
+        let trusted =
+            out.len() == k.min(part.ids.len()) && out.last().is_some_and(|&(cos, _)| cos >= shell + BINARY_MARGIN);
         trusted.then_some(out)
     }
 
@@ -427,7 +428,6 @@ mod tests {
     use super::*;
     use crate::search::quant::unit;
 
-
     fn inner(dim: usize) -> Inner {
         Inner { stamp: Some("m".into()), dim, ..Inner::default() }
     }
@@ -467,7 +467,12 @@ mod tests {
                 // Same order as f32 up to ties closer than 1e-5 (f32 rounding of the
                 // sum itself is ~1e-7): the i-th result scores what the i-th should.
                 for (i, (s, id)) in got.iter().enumerate() {
-                    assert!((score[id] - want[i].0).abs() < 1e-5, "query {t}, k {k}, rank {i}: {} vs {}", score[id], want[i].0);
+                    assert!(
+                        (score[id] - want[i].0).abs() < 1e-5,
+                        "query {t}, k {k}, rank {i}: {} vs {}",
+                        score[id],
+                        want[i].0
+                    );
                     assert!((s - score[id]).abs() < 1e-5, "re-scored {s} vs exact {}", score[id]);
                 }
             }

@@ -13,7 +13,12 @@ use crate::types::*;
 const COUNT_CAP: i64 = 10_000;
 
 /// The WHERE clause and parameters of a list request (validated by the caller).
-fn filters(req: &ListRequest, collection: Option<&str>, session: Option<&str>, since: Option<&str>) -> (String, Vec<Value>) {
+fn filters(
+    req: &ListRequest,
+    collection: Option<&str>,
+    session: Option<&str>,
+    since: Option<&str>,
+) -> (String, Vec<Value>) {
     let mut clauses: Vec<&str> = Vec::new();
     let mut args: Vec<Value> = Vec::new();
     let mut add = |clauses: &mut Vec<&str>, clause: &'static str, v: Value| {
@@ -51,10 +56,17 @@ fn filters(req: &ListRequest, collection: Option<&str>, session: Option<&str>, s
 }
 
 /// One page of memories passing the filters, and how many pass.
-pub fn list(conn: &Connection, req: &ListRequest, collection: Option<&str>, session: Option<&str>, since: Option<&str>) -> Result<MemoryPage> {
+pub fn list(
+    conn: &Connection,
+    req: &ListRequest,
+    collection: Option<&str>,
+    session: Option<&str>,
+    since: Option<&str>,
+) -> Result<MemoryPage> {
     let (clause, args) = filters(req, collection, session, since);
     let order = if req.oldest_first { "ASC" } else { "DESC" };
-    let sql = format!("SELECT {COLUMNS} FROM memories{clause} ORDER BY id {order} LIMIT {} OFFSET {}", req.limit, req.offset);
+    let sql =
+        format!("SELECT {COLUMNS} FROM memories{clause} ORDER BY id {order} LIMIT {} OFFSET {}", req.limit, req.offset);
     let mut st = conn.prepare_cached(&sql)?;
     let mut rows = st.query(params_from_iter(args.iter()))?;
     let mut memories = Vec::with_capacity(req.limit as usize);
@@ -64,7 +76,11 @@ pub fn list(conn: &Connection, req: &ListRequest, collection: Option<&str>, sess
     // Exact when an index answers it (active memories, of one collection or all;
     // every memory); otherwise counted up to COUNT_CAP matches, so a filter on an
     // unindexed column never makes a page read the whole table twice.
-    let indexed = req.kind.is_none() && req.category.is_none() && session.is_none() && req.min_confidence <= 0.0 && since.is_none()
+    let indexed = req.kind.is_none()
+        && req.category.is_none()
+        && session.is_none()
+        && req.min_confidence <= 0.0
+        && since.is_none()
         && (req.status == Some(MemoryStatus::Active) || (req.status.is_none() && collection.is_none()));
     let sql = if indexed {
         format!("SELECT count(*) FROM memories{clause}")

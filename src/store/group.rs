@@ -108,11 +108,20 @@ impl Store {
     /// [`Store::write`] in a transaction of its own, never grouped with other
     /// writes, so it runs without a savepoint: for jobs of many writes, whose
     /// statement journal would grow with every page they touch (see the module docs).
-    pub fn write_alone<T: Send>(&self, hooks: &dyn TxHooks, f: impl FnMut(&Connection) -> Result<T> + Send) -> Result<T> {
+    pub fn write_alone<T: Send>(
+        &self,
+        hooks: &dyn TxHooks,
+        f: impl FnMut(&Connection) -> Result<T> + Send,
+    ) -> Result<T> {
         self.write_in_line(hooks, true, f)
     }
 
-    fn write_in_line<T: Send>(&self, hooks: &dyn TxHooks, alone: bool, mut f: impl FnMut(&Connection) -> Result<T> + Send) -> Result<T> {
+    fn write_in_line<T: Send>(
+        &self,
+        hooks: &dyn TxHooks,
+        alone: bool,
+        mut f: impl FnMut(&Connection) -> Result<T> + Send,
+    ) -> Result<T> {
         let mut value: Option<T> = None;
         let mut run = |c: &Connection| -> Result<()> {
             value = Some(f(c)?);

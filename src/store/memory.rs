@@ -202,7 +202,9 @@ pub fn from_row(r: &Row) -> Result<Memory> {
     let text = |i: usize, what: &str| -> Result<Option<String>> {
         match r.get_ref(i)? {
             ValueRef::Null => Ok(None),
-            ValueRef::Text(b) => String::from_utf8(b.to_vec()).map(Some).map_err(|_| damaged(id, &format!("its {what} is not valid UTF-8"))),
+            ValueRef::Text(b) => String::from_utf8(b.to_vec())
+                .map(Some)
+                .map_err(|_| damaged(id, &format!("its {what} is not valid UTF-8"))),
             _ => Err(damaged(id, &format!("its {what} is not text"))),
         }
     };
@@ -212,7 +214,8 @@ pub fn from_row(r: &Row) -> Result<Memory> {
     let kind = known(id, "type", &text(3, "type")?.unwrap_or_default(), MemoryKind::parse)?;
     let status = known(id, "status", &text(9, "status")?.unwrap_or_default(), MemoryStatus::parse)?;
     let content = text(4, "content")?.ok_or_else(|| damaged(id, "its content is missing"))?;
-    let ptype = text(12, "perception type")?.map(|v| known(id, "perception type", &v, PerceptionType::parse)).transpose()?;
+    let ptype =
+        text(12, "perception type")?.map(|v| known(id, "perception type", &v, PerceptionType::parse)).transpose()?;
     let perception_data: Option<Vec<u8>> = r.get(13)?;
     let perception_metadata = text(14, "perception metadata")?;
     if let Some(stored) = text(20, "content hash")? {
@@ -243,7 +246,10 @@ pub fn from_row(r: &Row) -> Result<Memory> {
     let created_at = text(18, "creation time")?.unwrap_or_default();
     if let Some(stored) = text(21, "checksum of its texts")? {
         if stored != dedup::meta_hash(&collection, session_id.as_deref(), &category, &context, &created_at) {
-            return Err(damaged(id, "its context, category, collection, session or creation time does not match its checksum"));
+            return Err(damaged(
+                id,
+                "its context, category, collection, session or creation time does not match its checksum",
+            ));
         }
     }
     Ok(Memory {

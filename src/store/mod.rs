@@ -13,8 +13,8 @@ mod group;
 pub mod memory;
 pub mod schema;
 pub mod transfer;
-mod verify;
 pub mod vectors;
+mod verify;
 
 pub use group::{NoHooks, TxHooks};
 
@@ -83,8 +83,9 @@ impl Store {
         if path.is_some() {
             // Switching to WAL (and WAL recovery) can report SQLITE_BUSY at once, without the
             // busy handler, while another process opens the same new file.
-            let mode: String =
-                retry_busy(config.busy_timeout, || Ok(writer.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?))?;
+            let mode: String = retry_busy(config.busy_timeout, || {
+                Ok(writer.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?)
+            })?;
             if !mode.eq_ignore_ascii_case("wal") {
                 return Err(Error::new(Status::Io, format!("cannot enable WAL journal (got {mode})")));
             }
@@ -209,9 +210,9 @@ fn retry_busy<T>(timeout: Duration, mut f: impl FnMut() -> Result<T>) -> Result<
 }
 
 fn default_path() -> Result<PathBuf> {
-    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).ok_or_else(|| {
-        Error::invalid("HOME is not set: cannot use the default ~/.robotmem/memory.db; pass a path")
-    })?;
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .ok_or_else(|| Error::invalid("HOME is not set: cannot use the default ~/.robotmem/memory.db; pass a path"))?;
     Ok(PathBuf::from(home).join(".robotmem").join("memory.db"))
 }
 

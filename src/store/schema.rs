@@ -260,14 +260,18 @@ const V6: &str = "ALTER TABLE memories ADD COLUMN meta_hash TEXT;";
 /// Computes `meta_hash` of every memory that has none (schema 6). The sync
 /// triggers watch other columns, so this logs no fleet change.
 fn fill_meta_hashes(conn: &Connection) -> Result<()> {
-    let mut read =
-        conn.prepare("SELECT id, collection, session_id, category, context, created_at FROM memories WHERE meta_hash IS NULL")?;
+    let mut read = conn.prepare(
+        "SELECT id, collection, session_id, category, context, created_at FROM memories WHERE meta_hash IS NULL",
+    )?;
     let rows = read
         .query_map([], |r| {
             let session: Option<String> = r.get(2)?;
             let (collection, category, context, created): (String, String, String, String) =
                 (r.get(1)?, r.get(3)?, r.get(4)?, r.get(5)?);
-            Ok((r.get::<_, i64>(0)?, crate::dedup::meta_hash(&collection, session.as_deref(), &category, &context, &created)))
+            Ok((
+                r.get::<_, i64>(0)?,
+                crate::dedup::meta_hash(&collection, session.as_deref(), &category, &context, &created),
+            ))
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     let mut write = conn.prepare("UPDATE memories SET meta_hash = ?2 WHERE id = ?1")?;
@@ -354,4 +358,3 @@ pub fn sync_tag_meta(conn: &Connection) -> Result<()> {
     }
     Ok(())
 }
-

@@ -50,14 +50,19 @@ pub fn counts(conn: &Connection, collection: Option<&str>) -> Result<(u64, u64)>
 
 /// Calls `f` for each session of an export of `collection`, in id order, with its
 /// outcomes; one row in memory at a time.
-pub fn each_session(conn: &Connection, collection: Option<&str>, mut f: impl FnMut(SessionRecord, Vec<Outcome>) -> Result<()>) -> Result<()> {
+pub fn each_session(
+    conn: &Connection,
+    collection: Option<&str>,
+    mut f: impl FnMut(SessionRecord, Vec<Outcome>) -> Result<()>,
+) -> Result<()> {
     let sql = format!(
         "SELECT external_id, collection, context, session_count, status, client_type, created_at, ended_at
          {SESSIONS_OF} ORDER BY id"
     );
     let mut st = conn.prepare(&sql)?;
     let mut rows = st.query([collection])?;
-    let mut outcomes = conn.prepare("SELECT score, created_at FROM session_outcomes WHERE session_id = ?1 ORDER BY id")?;
+    let mut outcomes =
+        conn.prepare("SELECT score, created_at FROM session_outcomes WHERE session_id = ?1 ORDER BY id")?;
     while let Some(r) = rows.next()? {
         let s = SessionRecord {
             id: r.get(0)?,
@@ -78,7 +83,11 @@ pub fn each_session(conn: &Connection, collection: Option<&str>, mut f: impl FnM
 /// Calls `f` for each memory of an export of `collection`, in id order, one row in
 /// memory at a time (a cursor over one read transaction). A row whose text does not
 /// match its checksum stops the walk with `Status::Corrupt` naming it.
-pub fn each_memory(conn: &Connection, collection: Option<&str>, mut f: impl FnMut(Memory, MemoryExtra) -> Result<()>) -> Result<()> {
+pub fn each_memory(
+    conn: &Connection,
+    collection: Option<&str>,
+    mut f: impl FnMut(Memory, MemoryExtra) -> Result<()>,
+) -> Result<()> {
     let sql = format!(
         "SELECT {COLUMNS}, decay_base, decay_next_at, invalidated_reason, invalidated_at {MEMORIES_OF} ORDER BY id"
     );
@@ -100,7 +109,8 @@ pub fn each_memory(conn: &Connection, collection: Option<&str>, mut f: impl FnMu
 
 /// Tags of a memory by source: (automatic, user), each sorted.
 pub fn tags_by_source(conn: &Connection, id: i64) -> Result<(Vec<String>, Vec<String>)> {
-    let mut st = conn.prepare_cached("SELECT tag, source = 'user' FROM memory_tags WHERE memory_id = ?1 ORDER BY tag")?;
+    let mut st =
+        conn.prepare_cached("SELECT tag, source = 'user' FROM memory_tags WHERE memory_id = ?1 ORDER BY tag")?;
     let mut rows = st.query([id])?;
     let (mut auto, mut user) = (Vec::new(), Vec::new());
     while let Some(r) = rows.next()? {
@@ -126,7 +136,8 @@ pub fn insert_session(conn: &Connection, s: &SessionRecord, outcomes: &[Outcome]
     if stored == 0 {
         return Ok(false);
     }
-    let mut ins = conn.prepare_cached("INSERT INTO session_outcomes (session_id, score, created_at) VALUES (?1, ?2, ?3)")?;
+    let mut ins =
+        conn.prepare_cached("INSERT INTO session_outcomes (session_id, score, created_at) VALUES (?1, ?2, ?3)")?;
     for (score, at) in outcomes {
         ins.execute(params![s.id, score, at])?;
     }
@@ -170,7 +181,13 @@ pub fn restore(conn: &Connection, id: i64, r: &Restored) -> Result<()> {
 
 /// A memory that is the same record as an imported inactive one (superseded or
 /// forgotten): same collection, content hash, status and creation time.
-pub fn find_same(conn: &Connection, collection: &str, hash: &str, status: &str, created_at: &str) -> Result<Option<i64>> {
+pub fn find_same(
+    conn: &Connection,
+    collection: &str,
+    hash: &str,
+    status: &str,
+    created_at: &str,
+) -> Result<Option<i64>> {
     Ok(conn
         .prepare_cached(
             "SELECT id FROM memories WHERE content_hash = ?1 AND collection = ?2 AND status = ?3 AND created_at = ?4

@@ -22,14 +22,30 @@ const STAMP_KEY: &str = "embed_model";
 /// sqlite-vec's largest `k`.
 pub const MAX_K: usize = 4096;
 
-type InitFn = unsafe extern "C" fn(*mut rusqlite::ffi::sqlite3, *mut *mut c_char, *const rusqlite::ffi::sqlite3_api_routines) -> c_int;
+type InitFn = unsafe extern "C" fn(
+    *mut rusqlite::ffi::sqlite3,
+    *mut *mut c_char,
+    *const rusqlite::ffi::sqlite3_api_routines,
+) -> c_int;
 
 extern "C" {
-    fn rm_vec_sqlite3_vec_init(db: *mut rusqlite::ffi::sqlite3, err: *mut *mut c_char, api: *const rusqlite::ffi::sqlite3_api_routines) -> c_int;
+    fn rm_vec_sqlite3_vec_init(
+        db: *mut rusqlite::ffi::sqlite3,
+        err: *mut *mut c_char,
+        api: *const rusqlite::ffi::sqlite3_api_routines,
+    ) -> c_int;
     #[cfg(robotmem_vec_avx)]
-    fn rm_vecavx_sqlite3_vec_init(db: *mut rusqlite::ffi::sqlite3, err: *mut *mut c_char, api: *const rusqlite::ffi::sqlite3_api_routines) -> c_int;
+    fn rm_vecavx_sqlite3_vec_init(
+        db: *mut rusqlite::ffi::sqlite3,
+        err: *mut *mut c_char,
+        api: *const rusqlite::ffi::sqlite3_api_routines,
+    ) -> c_int;
     #[cfg(robotmem_vec_neon)]
-    fn rm_vecneon_sqlite3_vec_init(db: *mut rusqlite::ffi::sqlite3, err: *mut *mut c_char, api: *const rusqlite::ffi::sqlite3_api_routines) -> c_int;
+    fn rm_vecneon_sqlite3_vec_init(
+        db: *mut rusqlite::ffi::sqlite3,
+        err: *mut *mut c_char,
+        api: *const rusqlite::ffi::sqlite3_api_routines,
+    ) -> c_int;
 }
 
 /// The sqlite-vec build for this CPU and its name ("avx", "neon" or "portable").
@@ -79,9 +95,7 @@ pub fn matches(conn: &Connection, model: &ModelStamp) -> Result<bool> {
 
 /// Whether the vector table exists (a model was stamped once).
 pub fn table_exists(conn: &Connection) -> Result<bool> {
-    Ok(conn
-        .prepare_cached("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'memory_vec'")?
-        .exists([])?)
+    Ok(conn.prepare_cached("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'memory_vec'")?.exists([])?)
 }
 
 /// (Re)creates the vector table for `model`, marks every memory as not embedded
@@ -174,7 +188,8 @@ pub fn knn(conn: &Connection, collection: &str, query: &[f32], k: usize) -> Resu
         "SELECT rowid, distance FROM memory_vec
          WHERE embedding MATCH ?1 AND k = ?2 AND collection = ?3 ORDER BY distance",
     )?;
-    let rows = st.query_map(params![blob(query), k.clamp(1, MAX_K) as i64, collection], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    let rows =
+        st.query_map(params![blob(query), k.clamp(1, MAX_K) as i64, collection], |r| Ok((r.get(0)?, r.get(1)?)))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
@@ -196,7 +211,9 @@ pub fn pending(conn: &Connection, limit: usize) -> Result<Vec<(i64, String)>> {
 /// Number of active memories without a vector.
 pub fn pending_count(conn: &Connection) -> Result<i64> {
     Ok(conn
-        .prepare_cached("SELECT count(*) FROM memories INDEXED BY idx_mem_unembedded WHERE embedded = 0 AND status = 'active'")?
+        .prepare_cached(
+            "SELECT count(*) FROM memories INDEXED BY idx_mem_unembedded WHERE embedded = 0 AND status = 'active'",
+        )?
         .query_row([], |r| r.get(0))?)
 }
 
@@ -217,7 +234,8 @@ pub fn for_each_stored(conn: &Connection, dim: usize, mut f: impl FnMut(i64, &st
         let mut rows = st.query([])?;
         let mut v = vec![0f32; dim];
         while let Some(r) = rows.next()? {
-            let (coll, valid, ids, vecs) = (r.get_ref(0)?, r.get_ref(1)?.as_blob()?, r.get_ref(2)?.as_blob()?, r.get_ref(3)?.as_blob()?);
+            let (coll, valid, ids, vecs) =
+                (r.get_ref(0)?, r.get_ref(1)?.as_blob()?, r.get_ref(2)?.as_blob()?, r.get_ref(3)?.as_blob()?);
             let coll = coll.as_str().unwrap_or_default();
             let n = ids.len() / 8;
             if valid.len() * 8 != n || vecs.len() != n * bytes {

@@ -98,10 +98,8 @@ fn damaged(e: Error) -> Error {
 
 /// `PRAGMA quick_check`: read-only; any finding refuses the file.
 pub(super) fn quick_check(conn: &Connection) -> Result<()> {
-    let findings: Vec<String> = conn
-        .prepare("PRAGMA quick_check(5)")?
-        .query_map([], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?;
+    let findings: Vec<String> =
+        conn.prepare("PRAGMA quick_check(5)")?.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
     if findings.len() == 1 && findings[0] == "ok" {
         return Ok(());
     }

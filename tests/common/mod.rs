@@ -9,8 +9,11 @@ pub fn p95(v: &mut [u64]) -> u64 {
     v.get(v.len() * 95 / 100).copied().unwrap_or(0)
 }
 
-/// One thread's work; returns (final (id, content) of its live memories, learn µs, recall µs, errors).
-pub fn worker(db: &Db, tag: &str, secs: u64) -> (Vec<(i64, String)>, Vec<u64>, Vec<u64>, Vec<String>) {
+/// What one thread did: final (id, content) of its live memories, learn µs, recall µs, errors.
+pub type Work = (Vec<(i64, String)>, Vec<u64>, Vec<u64>, Vec<String>);
+
+/// One thread's work.
+pub fn worker(db: &Db, tag: &str, secs: u64) -> Work {
     let (mut live, mut learn_us, mut recall_us, mut errors) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let t0 = Instant::now();
     let mut k = 0u64;
@@ -30,7 +33,7 @@ pub fn worker(db: &Db, tag: &str, secs: u64) -> (Vec<(i64, String)>, Vec<u64>, V
             errors.push(format!("recall: {e}"));
         }
         recall_us.push(t.elapsed().as_micros() as u64);
-        if k % 7 == 0 && !live.is_empty() {
+        if k.is_multiple_of(7) && !live.is_empty() {
             let (id, old) = live.swap_remove(0);
             let new = format!("{old} (re-measured)");
             match db.update(id, &new, None) {
@@ -38,13 +41,13 @@ pub fn worker(db: &Db, tag: &str, secs: u64) -> (Vec<(i64, String)>, Vec<u64>, V
                 Err(e) => errors.push(format!("update #{id}: {e}")),
             }
         }
-        if k % 11 == 0 && !live.is_empty() {
+        if k.is_multiple_of(11) && !live.is_empty() {
             let (id, _) = live.swap_remove(0);
             if let Err(e) = db.forget(id, "superseded by a later survey") {
                 errors.push(format!("forget #{id}: {e}"));
             }
         }
-        if k % 13 == 0 {
+        if k.is_multiple_of(13) {
             match session.take() {
                 None => match db.start_session(None, None) {
                     Ok(s) => session = Some(s.session_id),
@@ -60,4 +63,3 @@ pub fn worker(db: &Db, tag: &str, secs: u64) -> (Vec<(i64, String)>, Vec<u64>, V
     }
     (live, learn_us, recall_us, errors)
 }
-

@@ -157,8 +157,11 @@ pub fn load(name: &str) -> Result<Devset, String> {
     if got != want {
         return Err(format!("{}: {got:?} (memories, queries), meta says {want:?}", path.display()));
     }
-    let units: HashMap<(&str, &str), ()> = set.memories.iter().map(|m| ((m.unit.as_str(), m.store.as_str()), ())).collect();
-    if let Some(q) = set.queries.iter().find(|q| q.gold.iter().any(|g| !units.contains_key(&(g.as_str(), q.store.as_str())))) {
+    let units: HashMap<(&str, &str), ()> =
+        set.memories.iter().map(|m| ((m.unit.as_str(), m.store.as_str()), ())).collect();
+    if let Some(q) =
+        set.queries.iter().find(|q| q.gold.iter().any(|g| !units.contains_key(&(g.as_str(), q.store.as_str()))))
+    {
         return Err(format!("{}: query {} has a gold id that is not a memory of its store", path.display(), q.id));
     }
     Ok(set)
@@ -197,7 +200,8 @@ impl Devset {
     pub fn stores(&self) -> Vec<(String, Vec<usize>, Vec<usize>)> {
         let mut out: Vec<(String, Vec<usize>, Vec<usize>)> = Vec::new();
         let mut at: HashMap<&str, usize> = HashMap::new();
-        let stores = self.memories.iter().map(|m| (&m.store, true)).chain(self.queries.iter().map(|q| (&q.store, false)));
+        let stores =
+            self.memories.iter().map(|m| (&m.store, true)).chain(self.queries.iter().map(|q| (&q.store, false)));
         for (i, (store, is_memory)) in stores.enumerate() {
             let s = *at.entry(store).or_insert_with(|| {
                 out.push((store.clone(), Vec::new(), Vec::new()));

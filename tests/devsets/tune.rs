@@ -38,11 +38,7 @@ pub struct Tuner {
 impl Tuner {
     /// Opens the dump `file` (appended to when `append`: a set of several stores).
     pub fn open(opts: &OpenOptions, file: &str, append: bool) -> Tuner {
-        let by = |w| Db::open(OpenOptions {
-            fusion: Some(FusionConfig::new(w, -1.0, 1.0)),
-            ..opts.clone()
-        })
-        .unwrap();
+        let by = |w| Db::open(OpenOptions { fusion: Some(FusionConfig::new(w, -1.0, 1.0)), ..opts.clone() }).unwrap();
         let d = dir().expect("ROBOTMEM_FUSION_DUMP");
         std::fs::create_dir_all(&d).unwrap();
         let path = d.join(file);
@@ -85,4 +81,3 @@ impl Tuner {
         writeln!(self.out, "{line}").unwrap();
     }
 }
-

@@ -31,11 +31,7 @@ pub fn named(test: &str, name: &str) -> Option<Model> {
     let root = std::env::var_os("ROBOTMEM_TEST_MODELS")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache/models"));
-    let m = Model {
-        dir: root.join(name),
-        runtime: root.join("onnxruntime/libonnxruntime.so"),
-        root: root.clone(),
-    };
+    let m = Model { dir: root.join(name), runtime: root.join("onnxruntime/libonnxruntime.so"), root: root.clone() };
     if m.dir.join("model.onnx").is_file() && m.runtime.is_file() {
         return Some(m);
     }

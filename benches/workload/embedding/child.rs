@@ -21,10 +21,7 @@ pub(super) fn spawn(a: &Args, dir: &Path, what: &str) -> Value {
     let exe = std::env::current_exe().expect("current_exe");
     let cdir = dir.join(format!(
         "child-{what}-{}",
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
     ));
     std::fs::create_dir_all(&cdir).expect("child dir");
     let out = std::process::Command::new(exe)
@@ -69,11 +66,7 @@ pub(super) fn run(a: &Args, what: &str) -> Value {
 
 /// A recall of one fixed query (the first one of a handle is cold).
 fn recall_once(db: &Db) -> RecallResult {
-    db.recall(&RecallRequest {
-        query: "grasp red mug",
-        ..Default::default()
-    })
-    .expect("recall")
+    db.recall(&RecallRequest { query: "grasp red mug", ..Default::default() }).expect("recall")
 }
 
 fn open(a: &Args, dir: &Path) -> Value {
@@ -128,9 +121,7 @@ fn session(a: &Args, v: &str) -> Value {
     let started = Instant::now();
     let mut b = session_builder(env, 2, None, false);
     if v.contains("-noprepack") {
-        b = b
-            .with_config_entry("session.disable_prepacking", "1")
-            .unwrap_or_else(|e| fail(&e));
+        b = b.with_config_entry("session.disable_prepacking", "1").unwrap_or_else(|e| fail(&e));
     }
     if v.contains("-nopattern") {
         b = b.with_memory_pattern(false).unwrap_or_else(|e| fail(&e));

@@ -12,8 +12,8 @@ use serde_json::{json, Map, Value};
 
 use super::knn::{index_recall, load_index, time_knn, Knn};
 use super::util::{
-    blob, count, each_vector, embedder, english_queries, gauss, normalise, open_db, query_vectors, r3, raw_conn, sample,
-    timed,
+    blob, count, each_vector, embedder, english_queries, gauss, normalise, open_db, query_vectors, r3, raw_conn,
+    sample, timed,
 };
 use super::{section, Args, LargeBuild, Report, HYBRID_100K_P50_MS, KNN_100K_P50_MS, RECALL_K};
 use crate::corpus::{self, Corpus, Kind, Memory, Rng};
@@ -43,10 +43,7 @@ fn build_large(a: &Args, dir: &Path, j: &mut Map<String, Value>) -> PathBuf {
     let mut done = 0;
     learn_until(&db, &mut done, real, &|done| {
         if done % (a.large / 20).max(1) < a.batch {
-            eprint!(
-                "\r  [large, with the model] {done}/{real} ({:.0} s)",
-                started.elapsed().as_secs_f64()
-            );
+            eprint!("\r  [large, with the model] {done}/{real} ({:.0} s)", started.elapsed().as_secs_f64());
         }
     });
     eprintln!();
@@ -66,18 +63,16 @@ fn build_large(a: &Args, dir: &Path, j: &mut Map<String, Value>) -> PathBuf {
         let mut reals: Vec<Vec<f32>> = Vec::new();
         each_vector(&conn, "SELECT embedding FROM memory_vec", |v| reals.push(v));
         let todo: Vec<(i64, String)> = {
-            let mut st = conn
-                .prepare("SELECT id, collection FROM memories WHERE embedded = 0 AND status = 'active'")
-                .unwrap();
+            let mut st =
+                conn.prepare("SELECT id, collection FROM memories WHERE embedded = 0 AND status = 'active'").unwrap();
             let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
             rows.map(Result::unwrap).collect()
         };
         let mut r = Rng::new(a.seed ^ 0xC0B1);
         let tx = conn.unchecked_transaction().unwrap();
         {
-            let mut ins = tx
-                .prepare("INSERT INTO memory_vec (rowid, collection, embedding) VALUES (?1, ?2, ?3)")
-                .unwrap();
+            let mut ins =
+                tx.prepare("INSERT INTO memory_vec (rowid, collection, embedding) VALUES (?1, ?2, ?3)").unwrap();
             let mut upd = tx.prepare("UPDATE memories SET embedded = 1 WHERE id = ?1").unwrap();
             for (id, coll) in &todo {
                 let mut v = reals[(r.next_u64() % reals.len() as u64) as usize].clone();
@@ -116,10 +111,7 @@ pub(super) fn hybrid_phase(a: &Args, dir: &Path, rep: &mut Report) {
                     a.large.saturating_sub(a.memories)
                 ),
             };
-            (
-                p,
-                format!("{how}; built in {:.1} min", t.elapsed().as_secs_f64() / 60.0),
-            )
+            (p, format!("{how}; built in {:.1} min", t.elapsed().as_secs_f64() / 60.0))
         }
     };
     let c = raw_conn(&path, true);
@@ -128,9 +120,7 @@ pub(super) fn hybrid_phase(a: &Args, dir: &Path, rep: &mut Report) {
         count(&c, "SELECT count(*) FROM memory_vec"),
         count(&c, "SELECT count(*) FROM memories WHERE embedded = 2"),
     );
-    section(&format!(
-        "hybrid recall at {nm} memories ({nv} vectors, {nzh} not representable), embed_threads 2"
-    ));
+    section(&format!("hybrid recall at {nm} memories ({nv} vectors, {nzh} not representable), embed_threads 2"));
     println!("  database: {how}; {:.1} MiB", file_bytes(&path) as f64 / 1048576.0);
     j.insert("memories".into(), json!(nm));
     j.insert("vectors".into(), json!(nv));
@@ -204,9 +194,7 @@ pub(super) fn hybrid_phase(a: &Args, dir: &Path, rep: &mut Report) {
     // The pieces: query embedding and KNN on this file.
     let e = embedder(a, 2, 32);
     let eq = english_queries(64, a.seed);
-    let lat = sample(a.warmup, a.samples, |i| {
-        timed(|| e.embed(&[eq[i % eq.len()]], TextKind::Query).unwrap()).1
-    });
+    let lat = sample(a.warmup, a.samples, |i| timed(|| e.embed(&[eq[i % eq.len()]], TextKind::Query).unwrap()).1);
     let qe = Summary::of(&lat);
     let qv = query_vectors(e.as_ref(), &eq);
     drop(e);

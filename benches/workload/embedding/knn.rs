@@ -10,7 +10,9 @@ use robotmem::store::vectors;
 use rusqlite::Connection;
 use serde_json::{json, Map, Value};
 
-use super::util::{each_vector, embedder, english_queries, fill_random, ms, query_vectors, r3, raw_conn, rss, sample, timed};
+use super::util::{
+    each_vector, embedder, english_queries, fill_random, ms, query_vectors, r3, raw_conn, rss, sample, timed,
+};
 use super::{section, Args, Report, KNN_100K_P50_MS, KNN_10K_P50_MS, RECALL_K};
 use crate::corpus::Rng;
 use crate::file_bytes;
@@ -84,24 +86,29 @@ pub(super) fn knn_phase(a: &Args, dir: &Path, real: &Path, rep: &mut Report) {
     ));
     println!("{}", header());
     // Both KNNs at k = 10 and RECALL_K; the target is checked on the index.
-    let mut measure = |c: &Connection, model: &ModelStamp, label: &str, key: &str, limit: f64, j: &mut Map<String, Value>| {
-        let (index, load) = load_index(c, model);
-        println!("  {label}: {} vectors, index loaded in {load:.1} ms, VmRSS {:.1} MiB", index.len(), rss());
-        j.insert(format!("{key}_index_load_ms"), json!(r3(load)));
-        let recall = index_recall(c, &index, model, &qv, RECALL_K);
-        println!("  {label}: index recall@{RECALL_K} vs sqlite-vec exact KNN {:.4}", recall);
-        j.insert(format!("{key}_index_recall"), json!(recall));
-        for knn in [Knn::Index(&index, model), Knn::Vec0(c)] {
-            for k in [10, RECALL_K] {
-                let (s, got) = time_knn(&knn, &qv, k, a.samples, a.warmup);
-                println!("{}   (got {got})", s.row(&format!("{} {label}, k={k}", knn.name())));
-                j.insert(format!("{key}_{}_k{k}", knn.name()), s.json());
-                if k == RECALL_K && matches!(knn, Knn::Index(..)) {
-                    rep.target(format!("KNN p50 <= {limit} ms, {label} ({} vectors, k={k})", index.len()), s.p50, s.p50 <= limit);
+    let mut measure =
+        |c: &Connection, model: &ModelStamp, label: &str, key: &str, limit: f64, j: &mut Map<String, Value>| {
+            let (index, load) = load_index(c, model);
+            println!("  {label}: {} vectors, index loaded in {load:.1} ms, VmRSS {:.1} MiB", index.len(), rss());
+            j.insert(format!("{key}_index_load_ms"), json!(r3(load)));
+            let recall = index_recall(c, &index, model, &qv, RECALL_K);
+            println!("  {label}: index recall@{RECALL_K} vs sqlite-vec exact KNN {:.4}", recall);
+            j.insert(format!("{key}_index_recall"), json!(recall));
+            for knn in [Knn::Index(&index, model), Knn::Vec0(c)] {
+                for k in [10, RECALL_K] {
+                    let (s, got) = time_knn(&knn, &qv, k, a.samples, a.warmup);
+                    println!("{}   (got {got})", s.row(&format!("{} {label}, k={k}", knn.name())));
+                    j.insert(format!("{key}_{}_k{k}", knn.name()), s.json());
+                    if k == RECALL_K && matches!(knn, Knn::Index(..)) {
+                        rep.target(
+                            format!("KNN p50 <= {limit} ms, {label} ({} vectors, k={k})", index.len()),
+                            s.p50,
+                            s.p50 <= limit,
+                        );
+                    }
                 }
             }
-        }
-    };
+        };
 
     // Real corpus at --memories.
     let c = raw_conn(real, true);
@@ -136,9 +143,7 @@ pub(super) fn knn_phase(a: &Args, dir: &Path, real: &Path, rep: &mut Report) {
     // For comparison: a flat f32 scan in Rust (dot products + partial sort) over the same vectors.
     let size = have;
     let mut all: Vec<f32> = Vec::new();
-    each_vector(&raw_conn(&path, true), "SELECT embedding FROM memory_vec ORDER BY rowid", |v| {
-        all.extend(v)
-    });
+    each_vector(&raw_conn(&path, true), "SELECT embedding FROM memory_vec ORDER BY rowid", |v| all.extend(v));
     let mut scores = vec![(0f32, 0u32); size];
     let lat = sample(a.warmup, a.samples, |i| {
         let q = &qv[i % qv.len()];

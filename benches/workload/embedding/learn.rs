@@ -41,21 +41,13 @@ pub(super) fn learn_phase(a: &Args, dir: &Path, rep: &mut Report) -> PathBuf {
     let mut j = Map::new();
     let mut keep = None;
     let mut bm25_p50 = 0.0;
-    for (d, model) in [
-        (Durability::Normal, false),
-        (Durability::Normal, true),
-        (Durability::Full, true),
-    ] {
+    for (d, model) in [(Durability::Normal, false), (Durability::Normal, true), (Durability::Full, true)] {
         let tag = format!("{}{}", dur_name(d), if model { "" } else { "-bm25" });
         let path = dir.join(format!("learn-{tag}.db"));
         let db = open_db(a, &path, d, 2, model);
         let (lat, embedded, dups, wall) = learn_into(&db, &mems, &tag);
         let pick = |zh: bool| -> Vec<u64> {
-            lat.iter()
-                .zip(&mems)
-                .filter(|(_, m)| m.chinese == zh)
-                .map(|(&l, _)| l)
-                .collect()
+            lat.iter().zip(&mems).filter(|(_, m)| m.chinese == zh).map(|(&l, _)| l).collect()
         };
         let (all, first, last, en, zh) = (
             Summary::of(&lat),
@@ -67,11 +59,7 @@ pub(super) fn learn_phase(a: &Args, dir: &Path, rep: &mut Report) -> PathBuf {
         section(&format!(
             "learn one at a time, durability {}, {} (embed_threads 2)",
             dur_name(d),
-            if model {
-                "with the model"
-            } else {
-                "embeddings off (baseline)"
-            }
+            if model { "with the model" } else { "embeddings off (baseline)" }
         ));
         println!("{}", header());
         println!("{}", first.row(&format!("first {w}")));
@@ -90,10 +78,7 @@ pub(super) fn learn_phase(a: &Args, dir: &Path, rep: &mut Report) -> PathBuf {
                 all.p50,
                 all.p50 <= LEARN_EMBED_P50_MS,
             );
-            println!(
-                "  of which not BM25-path work (p50 - baseline p50): {:.3} ms",
-                all.p50 - bm25_p50
-            );
+            println!("  of which not BM25-path work (p50 - baseline p50): {:.3} ms", all.p50 - bm25_p50);
         } else {
             bm25_p50 = all.p50;
         }
@@ -160,16 +145,9 @@ pub(super) fn batch_phase(a: &Args, dir: &Path, rep: &mut Report) -> PathBuf {
     let s = Summary::of(&lat);
     println!("{}", s.row(&format!("per call of {}", a.batch)));
     println!("  throughput {rate:.0} memories/s ({wall:.1} s); with a vector {embedded}");
-    rep.target(
-        format!("batch learn >= {BATCH_PER_S} memories/s (calls of {})", a.batch),
-        rate,
-        rate >= BATCH_PER_S,
-    );
+    rep.target(format!("batch learn >= {BATCH_PER_S} memories/s (calls of {})", a.batch), rate, rate >= BATCH_PER_S);
     let mut j = Map::new();
-    j.insert(
-        "main".into(),
-        json!({"per_call": s.json(), "per_s": rate.round(), "wall_s": r3(wall)}),
-    );
+    j.insert("main".into(), json!({"per_call": s.json(), "per_s": rate.round(), "wall_s": r3(wall)}));
 
     // Knobs, on a smaller corpus (fresh files): threads × embed_batch, and the pure embedding rate.
     let n = a.memories.min(1000);

@@ -147,11 +147,7 @@ fn parse_args() -> Result<Args, String> {
             "--bench" | "--embedding" => {}
             "--phases" => {
                 let v = value("--phases")?;
-                a.phases = v
-                    .split(',')
-                    .map(|s| s.trim().to_string())
-                    .filter(|s| !s.is_empty())
-                    .collect();
+                a.phases = v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
                 if let Some(p) = a.phases.iter().find(|p| !PHASES.contains(&p.as_str())) {
                     return Err(format!("--phases: unknown phase {p:?}"));
                 }
@@ -172,11 +168,7 @@ fn parse_args() -> Result<Args, String> {
             "--threads" => {
                 a.threads = value("--threads")?
                     .split(',')
-                    .map(|t| {
-                        t.trim()
-                            .parse::<u32>()
-                            .map_err(|_| format!("--threads: not a number: {t}"))
-                    })
+                    .map(|t| t.trim().parse::<u32>().map_err(|_| format!("--threads: not a number: {t}")))
                     .collect::<Result<_, _>>()?
             }
             "--batch" => a.batch = num("--batch", value("--batch")?)? as usize,
@@ -245,10 +237,7 @@ pub fn main() {
     let dir = crate::make_dir(a.dir.as_deref(), "robotmem-embedding");
 
     let rev = crate::revision();
-    println!(
-        "robotmem embedding benchmark (robotmem {}, revision {rev})",
-        robotmem::VERSION
-    );
+    println!("robotmem embedding benchmark (robotmem {}, revision {rev})", robotmem::VERSION);
     println!(
         "model {}, runtime {}, sqlite-vec kernel {}, {} CPUs",
         a.model_dir.display(),
@@ -268,11 +257,7 @@ pub fn main() {
         crate::fs_type(&dir)
     );
 
-    let mut rep = Report {
-        targets: Vec::new(),
-        json: Map::new(),
-        hwm: Vec::new(),
-    };
+    let mut rep = Report { targets: Vec::new(), json: Map::new(), hwm: Vec::new() };
     let mut real_db: Option<PathBuf> = None;
     let has = |p: &str| a.phases.iter().any(|x| x == p);
     let started = Instant::now();

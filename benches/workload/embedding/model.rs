@@ -19,11 +19,8 @@ pub(super) fn tokenizer(a: &Args) -> embed::unigram::Tokenizer {
     let p = a.model_dir.join("tokenizer.json");
     let bytes = std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
     let mut t = embed::unigram::from_bytes(&bytes).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-    t.with_truncation(Some(tokenizers::TruncationParams {
-        max_length: 256,
-        ..Default::default()
-    }))
-    .expect("truncation");
+    t.with_truncation(Some(tokenizers::TruncationParams { max_length: 256, ..Default::default() }))
+        .expect("truncation");
     t.with_padding(None);
     t
 }
@@ -67,8 +64,7 @@ pub(super) fn session_builder(env: &Environment, threads: usize, inter: Option<u
         b = b.with_inter_threads(n).unwrap_or_else(|e| fail(&e));
     }
     b = b.with_intra_op_spinning(spin).unwrap_or_else(|e| fail(&e));
-    b.with_optimization_level(GraphOptimizationLevel::All)
-        .unwrap_or_else(|e| fail(&e))
+    b.with_optimization_level(GraphOptimizationLevel::All).unwrap_or_else(|e| fail(&e))
 }
 
 pub(super) fn query_phase(a: &Args, rep: &mut Report) {
@@ -76,14 +72,8 @@ pub(super) fn query_phase(a: &Args, rep: &mut Report) {
     let zh = query_texts(a.samples * 8 + 64, true, a.samples + a.warmup, a.seed);
     let mems = english_texts(a.samples * 2 + a.warmup * 2, a.seed ^ 0x51);
     let tok = tokenizer(a);
-    let ntok: Vec<u64> = qs
-        .iter()
-        .map(|q| tok.encode(*q, true).unwrap().get_ids().len() as u64)
-        .collect();
-    let ptok: Vec<u64> = mems
-        .iter()
-        .map(|m| tok.encode(m.as_str(), true).unwrap().get_ids().len() as u64)
-        .collect();
+    let ntok: Vec<u64> = qs.iter().map(|q| tok.encode(*q, true).unwrap().get_ids().len() as u64).collect();
+    let ptok: Vec<u64> = mems.iter().map(|m| tok.encode(m.as_str(), true).unwrap().get_ids().len() as u64).collect();
     let med = |v: &[u64]| {
         let mut v = v.to_vec();
         v.sort_unstable();
@@ -96,9 +86,7 @@ pub(super) fn query_phase(a: &Args, rep: &mut Report) {
     ));
     println!("{}", header());
     let mut j = Map::new();
-    let lat = sample(a.warmup, qs.len().saturating_sub(a.warmup), |i| {
-        timed(|| tok.encode(qs[i], true).unwrap()).1
-    });
+    let lat = sample(a.warmup, qs.len().saturating_sub(a.warmup), |i| timed(|| tok.encode(qs[i], true).unwrap()).1);
     let s = Summary::of(&lat);
     println!("{}", s.row("tokenise only (query)"));
     j.insert("tokenise_query".into(), s.json());
@@ -111,26 +99,20 @@ pub(super) fn query_phase(a: &Args, rep: &mut Report) {
             j.insert(key, s.json());
             s
         };
-        let s = series(
-            &format!("query, {threads} thread(s)"),
-            format!("query_t{threads}"),
-            &mut |i| timed(|| e.embed(&[qs[i % qs.len()]], TextKind::Query).unwrap()).1,
-        );
+        let s = series(&format!("query, {threads} thread(s)"), format!("query_t{threads}"), &mut |i| {
+            timed(|| e.embed(&[qs[i % qs.len()]], TextKind::Query).unwrap()).1
+        });
         rep.target(
             format!("query embedding p50 <= {QUERY_EMBED_P50_MS} ms [embed_threads {threads}]"),
             s.p50,
             s.p50 <= QUERY_EMBED_P50_MS,
         );
-        series(
-            &format!("  zh query (gated), {threads}t"),
-            format!("query_zh_t{threads}"),
-            &mut |i| timed(|| e.embed(&[zh[i % zh.len()]], TextKind::Query).unwrap()).1,
-        );
-        series(
-            &format!("memory text, {threads}t"),
-            format!("passage_t{threads}"),
-            &mut |i| timed(|| e.embed(&[mems[i % mems.len()].as_str()], TextKind::Passage).unwrap()).1,
-        );
+        series(&format!("  zh query (gated), {threads}t"), format!("query_zh_t{threads}"), &mut |i| {
+            timed(|| e.embed(&[zh[i % zh.len()]], TextKind::Query).unwrap()).1
+        });
+        series(&format!("memory text, {threads}t"), format!("passage_t{threads}"), &mut |i| {
+            timed(|| e.embed(&[mems[i % mems.len()].as_str()], TextKind::Passage).unwrap()).1
+        });
         // Batches of 32 memory texts: per-text cost.
         let mut k = 0;
         let per = series(
@@ -187,11 +169,7 @@ pub(super) fn ort_phase(a: &Args, rep: &mut Report) {
     for (mi, path) in models.iter().enumerate() {
         let model = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let name = path.display().to_string();
-        println!(
-            "  model {name} ({:.1} MB){}",
-            model.len() as f64 / 1e6,
-            if mi == 0 { ", the engine's" } else { "" }
-        );
+        println!("  model {name} ({:.1} MB){}", model.len() as f64 / 1e6, if mi == 0 { ", the engine's" } else { "" });
         println!("{}", header());
         let mut jm = Map::new();
         let mut variants: Vec<(usize, bool)> = Vec::new();
@@ -203,9 +181,7 @@ pub(super) fn ort_phase(a: &Args, rep: &mut Report) {
             let rss0 = rss();
             let started = Instant::now();
             let mut b = session_builder(env, threads, Some(1), spin);
-            let mut s = b
-                .commit_from_memory(&model)
-                .unwrap_or_else(|e| panic!("ort session: {e}"));
+            let mut s = b.commit_from_memory(&model).unwrap_or_else(|e| panic!("ort session: {e}"));
             let create_ms = started.elapsed().as_secs_f64() * 1e3;
             let type_ids = s.inputs().iter().any(|i| i.name() == "token_type_ids");
             let mut series = |inputs: &[Input], n: usize, per: u64| -> Summary {

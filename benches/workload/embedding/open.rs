@@ -12,16 +12,12 @@ use crate::stats::{header, Summary};
 
 /// The values of `key` (ms) over the child results `runs`, in ns.
 fn series(runs: &[Value], key: &str) -> Vec<u64> {
-    runs.iter()
-        .map(|r| (r[key].as_f64().unwrap_or(0.0) * 1e6) as u64)
-        .collect()
+    runs.iter().map(|r| (r[key].as_f64().unwrap_or(0.0) * 1e6) as u64).collect()
 }
 
 /// The largest value of `key` over the child results `runs`.
 fn max_of(runs: &[Value], key: &str) -> f64 {
-    runs.iter()
-        .map(|r| r[key].as_f64().unwrap_or(0.0))
-        .fold(0.0, f64::max)
+    runs.iter().map(|r| r[key].as_f64().unwrap_or(0.0)).fold(0.0, f64::max)
 }
 
 /// Prints a summary row of each (key, label) of `rows` over `runs` and records it as `{prefix}{key}`.
@@ -35,10 +31,7 @@ fn summary_rows(runs: &[Value], rows: &[(&str, &str)], prefix: &str, j: &mut Map
 
 pub(super) fn open_phase(a: &Args, dir: &Path, rep: &mut Report) {
     let runs: Vec<Value> = (0..a.open_runs.max(1)).map(|_| child::spawn(a, dir, "open")).collect();
-    section(&format!(
-        "open with the model ({} fresh processes, embed_threads 2)",
-        runs.len()
-    ));
+    section(&format!("open with the model ({} fresh processes, embed_threads 2)", runs.len()));
     println!("{}", header());
     let mut j = Map::new();
     summary_rows(
@@ -55,13 +48,8 @@ pub(super) fn open_phase(a: &Args, dir: &Path, rep: &mut Report) {
         "",
         &mut j,
     );
-    let splits: Vec<Value> = (0..a.open_runs.max(1))
-        .map(|_| child::spawn(a, dir, "open-split"))
-        .collect();
-    println!(
-        "  pieces of a first open ({} more fresh processes, each piece timed alone):",
-        splits.len()
-    );
+    let splits: Vec<Value> = (0..a.open_runs.max(1)).map(|_| child::spawn(a, dir, "open-split")).collect();
+    println!("  pieces of a first open ({} more fresh processes, each piece timed alone):", splits.len());
     summary_rows(
         &splits,
         &[
@@ -81,11 +69,7 @@ pub(super) fn open_phase(a: &Args, dir: &Path, rep: &mut Report) {
     j.insert("rss_after_first_open_mib".into(), json!(rss_after));
     let first = Summary::of(&series(&runs, "first_ms"));
     let second = Summary::of(&series(&runs, "second_ms"));
-    rep.target(
-        format!("open() with model <= {OPEN_MS} ms, first in process (p50)"),
-        first.p50,
-        first.p50 <= OPEN_MS,
-    );
+    rep.target(format!("open() with model <= {OPEN_MS} ms, first in process (p50)"), first.p50, first.p50 <= OPEN_MS);
     rep.target(
         format!("open() with model <= {OPEN_MS} ms, second in process (p50)"),
         second.p50,
@@ -100,10 +84,7 @@ pub(super) fn rss_phase(a: &Args, dir: &Path, rep: &mut Report) {
         a.memories,
         a.samples + a.warmup
     ));
-    println!(
-        "  {:<26} {:>9} {:>9} {:>9} {:>9} {:>9}",
-        "", "open", "corpus", "learned", "peak end", "RSS end"
-    );
+    println!("  {:<26} {:>9} {:>9} {:>9} {:>9} {:>9}", "", "open", "corpus", "learned", "peak end", "RSS end");
     let mut j = Map::new();
     for (what, label) in [
         ("rss-single", "model, learn one by one"),

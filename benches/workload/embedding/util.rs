@@ -52,19 +52,9 @@ pub(super) fn rss() -> f64 {
 /// children), from /proc/stat and /proc/self/stat.
 pub(super) fn cpu_jiffies() -> (u64, u64) {
     let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
-    let f: Vec<u64> = stat
-        .lines()
-        .next()
-        .unwrap_or("")
-        .split_whitespace()
-        .skip(1)
-        .filter_map(|x| x.parse().ok())
-        .collect();
-    let busy = if f.len() >= 8 {
-        f[0] + f[1] + f[2] + f[5] + f[6] + f[7]
-    } else {
-        0
-    };
+    let f: Vec<u64> =
+        stat.lines().next().unwrap_or("").split_whitespace().skip(1).filter_map(|x| x.parse().ok()).collect();
+    let busy = if f.len() >= 8 { f[0] + f[1] + f[2] + f[5] + f[6] + f[7] } else { 0 };
     let me = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
     let after = me.rsplit_once(')').map(|x| x.1).unwrap_or("");
     let g: Vec<u64> = after.split_whitespace().map(|x| x.parse().unwrap_or(0)).collect();
@@ -144,12 +134,7 @@ pub(super) fn query_vectors(e: &dyn Embedder, qs: &[&str]) -> Vec<Vec<f32>> {
 
 /// The first `n` texts of one language (`zh`) among the first `pool` queries of the recall mix.
 pub(super) fn query_texts(pool: usize, zh: bool, n: usize, seed: u64) -> Vec<&'static str> {
-    corpus::queries(pool, seed)
-        .into_iter()
-        .filter(|q| q.chinese == zh)
-        .map(|q| q.text)
-        .take(n)
-        .collect()
+    corpus::queries(pool, seed).into_iter().filter(|q| q.chinese == zh).map(|q| q.text).take(n).collect()
 }
 
 /// English queries of the recall mix (short sentences).
@@ -164,11 +149,7 @@ pub(super) fn memories(n: usize, seed: u64) -> Vec<Memory> {
 
 /// The English insights among the first `n` memories of the corpus.
 pub(super) fn english_texts(n: usize, seed: u64) -> Vec<String> {
-    memories(n, seed)
-        .into_iter()
-        .filter(|m| !m.chinese)
-        .map(|m| m.insight)
-        .collect()
+    memories(n, seed).into_iter().filter(|m| !m.chinese).map(|m| m.insight).collect()
 }
 
 pub(super) fn blob(v: &[f32]) -> Vec<u8> {
@@ -176,9 +157,7 @@ pub(super) fn blob(v: &[f32]) -> Vec<u8> {
 }
 
 pub(super) fn unblob(b: &[u8]) -> Vec<f32> {
-    b.chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
+    b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
 }
 
 pub(super) fn normalise(v: &mut [f32]) {
@@ -234,8 +213,7 @@ pub(super) fn fill_random(c: &Connection, r: &mut Rng, have: &mut usize, size: u
             .expect("insert");
         while *have < size {
             *have += 1;
-            st.execute(params![*have as i64, blob(&random_unit(r, dim))])
-                .expect("insert");
+            st.execute(params![*have as i64, blob(&random_unit(r, dim))]).expect("insert");
         }
     }
     tx.commit().expect("commit");

@@ -311,7 +311,7 @@ fn learn_phase(a: &Args, db: &Db, set: &Devset) -> Learned {
     let loads = std::sync::Mutex::new(Vec::new());
     // One thread learns memories t, t + T, t + 2T ...; results are merged by index.
     let learn_from = |t: usize| {
-        let mut out: Vec<(usize, u64, Option<(String, i64, &'static str, f64)>)> = Vec::new();
+        let mut out: Vec<LearnedOne> = Vec::new();
         for i in (t..a.memories).step_by(a.threads) {
             if a.max_seconds.is_some_and(|s| started.elapsed().as_secs_f64() > s) {
                 stop.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -324,10 +324,10 @@ fn learn_phase(a: &Args, db: &Db, set: &Devset) -> Learned {
             let res = res.unwrap_or_else(|e| panic!("learn #{i} {text:?}: {e}"));
             out.push((i, dt, res.duplicate.map(|d| (text.clone(), d.existing_id, d.method.as_str(), d.similarity))));
             let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-            if n % 1000 == 0 {
+            if n.is_multiple_of(1000) {
                 loads.lock().unwrap().push(load1());
             }
-            if n % (a.memories / 20).max(1) == 0 {
+            if n.is_multiple_of((a.memories / 20).max(1)) {
                 eprint!("\r  {}/{} ({:.0} s)", n, a.memories, started.elapsed().as_secs_f64());
             }
         }
@@ -534,3 +534,6 @@ fn report(a: &Args, set: &Devset, d: Durability, l: &Learned, r: &Recalled, hwm_
         "hwm_after_learn_kb": hwm_learn,
     })
 }
+
+/// One learned memory: its index, the learn time in µs, and (text, id, kind, score) of a duplicate.
+type LearnedOne = (usize, u64, Option<(String, i64, &'static str, f64)>);

@@ -103,7 +103,14 @@ pub fn list(db: &Db, a: &ListArgs, json: bool) -> Result<()> {
         memory_line(&mut text, m, "");
     }
     let pages = (p.total as u64).div_ceil(u64::from(a.per_page)).max(1);
-    let _ = writeln!(text, "page {} of {pages}{} · {}{} memories", a.page, if p.total_exact { "" } else { "+" }, p.total, if p.total_exact { "" } else { "+" });
+    let _ = writeln!(
+        text,
+        "page {} of {pages}{} · {}{} memories",
+        a.page,
+        if p.total_exact { "" } else { "+" },
+        p.total,
+        if p.total_exact { "" } else { "+" }
+    );
     let mut v = render::memory_page(&p);
     v["page"] = json!(a.page);
     v["per_page"] = json!(a.per_page);
@@ -133,7 +140,11 @@ pub fn stats(db: &Db, json: bool) -> Result<()> {
     if let Some((d, n)) = s.per_day.last() {
         let _ = writeln!(t, "  learned on {d}: {n}");
     }
-    let _ = writeln!(t, "  recalls {} ({} matched nothing) · file {} bytes + log {} bytes", s.recalls, s.zero_hit_recalls, s.db_bytes, s.wal_bytes);
+    let _ = writeln!(
+        t,
+        "  recalls {} ({} matched nothing) · file {} bytes + log {} bytes",
+        s.recalls, s.zero_hit_recalls, s.db_bytes, s.wal_bytes
+    );
     let mut v = render::stats(&s);
     // The file's part in a fleet (docs/FLEET.md): who it is, what waits, what it received.
     if let Some(id) = db.fleet_identity()? {
@@ -166,7 +177,14 @@ pub fn stats(db: &Db, json: bool) -> Result<()> {
 pub fn sessions(db: &Db, a: &SessionsArgs, json: bool) -> Result<()> {
     let offset = offset(a.page, a.per_page)?;
     if let Some(id) = &a.session {
-        let p = db.list(&ListRequest { session_id: Some(id), status: None, oldest_first: true, offset, limit: a.per_page, ..Default::default() })?;
+        let p = db.list(&ListRequest {
+            session_id: Some(id),
+            status: None,
+            oldest_first: true,
+            offset,
+            limit: a.per_page,
+            ..Default::default()
+        })?;
         if p.total == 0 && db.sessions(0, 1)?.total == 0 {
             return Err(Error::new(Status::NotFound, format!("session {id:?} has no memories")));
         }
@@ -213,6 +231,10 @@ pub fn doctor(db: &Db, full: bool, json: bool) -> Result<()> {
     if failed.is_empty() {
         return Ok(());
     }
-    let status = if failed.iter().any(|n| ["quick_check", "integrity_check", "checksums"].contains(n)) { Status::Corrupt } else { Status::InvalidState };
+    let status = if failed.iter().any(|n| ["quick_check", "integrity_check", "checksums"].contains(n)) {
+        Status::Corrupt
+    } else {
+        Status::InvalidState
+    };
     Err(Error::new(status, format!("doctor found problems: {}", failed.join(", "))))
 }

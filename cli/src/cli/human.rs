@@ -2,7 +2,9 @@
 
 use std::fmt::Write;
 
-use robotmem::{EmbeddingStatus, Hit, LearnOutcome, Memory, MemoryStatus, PerceptionOutcome, RecallResult, SessionEnded};
+use robotmem::{
+    EmbeddingStatus, Hit, LearnOutcome, Memory, MemoryStatus, PerceptionOutcome, RecallResult, SessionEnded,
+};
 
 /// A text on one line: newlines and other control characters shown escaped, so a
 /// memory cannot forge lines of the listing (or move the terminal's cursor).
@@ -33,13 +35,24 @@ pub fn learn(o: &LearnOutcome) -> String {
 pub(super) fn memory_line(out: &mut String, m: &Memory, note: &str) {
     let status = if m.status == MemoryStatus::Active { String::new() } else { format!(" · {}", m.status.as_str()) };
     let note = if note.is_empty() { String::new() } else { format!("{note}  ") };
-    let _ = writeln!(out, "#{:<6} [{} · {}{}]  {}{}", m.id, m.kind.as_str(), line(&m.category), status, note, line(&m.content));
+    let _ = writeln!(
+        out,
+        "#{:<6} [{} · {}{}]  {}{}",
+        m.id,
+        m.kind.as_str(),
+        line(&m.category),
+        status,
+        note,
+        line(&m.content)
+    );
 }
 
 pub fn perception(o: &PerceptionOutcome) -> String {
     match &o.duplicate {
         Some(d) => format!("duplicate of #{} ({}); nothing stored\n", o.memory_id, d.method.as_str()),
-        None => format!("stored #{}: {} perception in {}\n", o.memory_id, o.perception_type.as_str(), line(&o.collection)),
+        None => {
+            format!("stored #{}: {} perception in {}\n", o.memory_id, o.perception_type.as_str(), line(&o.collection))
+        }
     }
 }
 
@@ -58,7 +71,16 @@ fn hit_line(out: &mut String, h: &Hit) {
     if !h.matched {
         why.push_str(" (filter only)");
     }
-    let _ = writeln!(out, "#{:<6} {:.3}{}  [{} · {}]  {}", m.id, h.score, why, m.kind.as_str(), line(&m.category), line(&m.content));
+    let _ = writeln!(
+        out,
+        "#{:<6} {:.3}{}  [{} · {}]  {}",
+        m.id,
+        h.score,
+        why,
+        m.kind.as_str(),
+        line(&m.category),
+        line(&m.content)
+    );
     if !h.similar.is_empty() {
         let ids: Vec<String> = h.similar.iter().map(|id| format!("#{id}")).collect();
         let _ = writeln!(out, "        + {} similar: {}", h.similar.len(), ids.join(" "));
@@ -85,7 +107,14 @@ pub fn recall(r: &RecallResult) -> String {
 pub fn memory(m: &Memory, tags: &[String]) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "#{} [{}] {}", m.id, m.status.as_str(), line(&m.content));
-    let _ = writeln!(out, "  type {} · category {} · confidence {:.2} · collection {}", m.kind.as_str(), line(&m.category), m.confidence, line(&m.collection));
+    let _ = writeln!(
+        out,
+        "  type {} · category {} · confidence {:.2} · collection {}",
+        m.kind.as_str(),
+        line(&m.category),
+        m.confidence,
+        line(&m.collection)
+    );
     if let Some(s) = &m.session_id {
         let _ = writeln!(out, "  session {}", line(s));
     }

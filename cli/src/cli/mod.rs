@@ -8,7 +8,10 @@ mod transfer;
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use robotmem::{render, Db, Durability, Error, LearnRequest, OpenOptions, PerceptionRequest, PerceptionType, RecallRequest, Result, Status};
+use robotmem::{
+    render, Db, Durability, Error, LearnRequest, OpenOptions, PerceptionRequest, PerceptionType, RecallRequest, Result,
+    Status,
+};
 use serde_json::{json, Value};
 
 #[derive(Parser, Debug)]
@@ -293,7 +296,15 @@ pub fn run(a: Args) -> Result<()> {
         Command::Reembed { limit } => {
             let r = db.reembed(*limit)?;
             let v = json!({"embedded": r.embedded, "remaining": r.remaining, "rebuilt": r.rebuilt});
-            out(v, format!("embedded {}, {} still without a vector{}\n", r.embedded, r.remaining, if r.rebuilt { " (another model's vectors were dropped)" } else { "" }));
+            out(
+                v,
+                format!(
+                    "embedded {}, {} still without a vector{}\n",
+                    r.embedded,
+                    r.remaining,
+                    if r.rebuilt { " (another model's vectors were dropped)" } else { "" }
+                ),
+            );
         }
     }
     db.close()

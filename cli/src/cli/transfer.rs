@@ -88,7 +88,10 @@ impl Sink {
     }
 
     fn line(&mut self, json: &str) -> Result<()> {
-        self.out.write_all(json.as_bytes()).and_then(|()| self.out.write_all(b"\n")).map_err(|e| io_error(&format!("cannot write to {}", self.name()), e))
+        self.out
+            .write_all(json.as_bytes())
+            .and_then(|()| self.out.write_all(b"\n"))
+            .map_err(|e| io_error(&format!("cannot write to {}", self.name()), e))
     }
 
     /// Flushes and, for a file, syncs it and gives it its name; on failure the
@@ -105,8 +108,11 @@ impl Sink {
             if !ok {
                 return Ok(());
             }
-            File::open(&partial).and_then(|f| f.sync_all()).map_err(|e| io_error(&format!("cannot sync {}", partial.display()), e))?;
-            std::fs::rename(&partial, &path).map_err(|e| io_error(&format!("cannot rename {} to {}", partial.display(), path.display()), e))
+            File::open(&partial)
+                .and_then(|f| f.sync_all())
+                .map_err(|e| io_error(&format!("cannot sync {}", partial.display()), e))?;
+            std::fs::rename(&partial, &path)
+                .map_err(|e| io_error(&format!("cannot rename {} to {}", partial.display(), path.display()), e))
         });
         if !ok || done.is_err() {
             let _ = std::fs::remove_file(&partial);
@@ -132,8 +138,13 @@ pub fn export(db: &Db, a: &ExportArgs, json: bool) -> Result<()> {
     let to_file = a.out.is_some();
     sink.finish(result.is_ok())?;
     let s = result?;
-    let v = json!({"memories": s.memories, "sessions": s.sessions, "vectors": s.vectors, "model": s.model, "out": a.out});
-    let mut text = format!("exported {} and {} to {name}\n", count(s.memories, "memory", "memories"), count(s.sessions, "session", "sessions"));
+    let v =
+        json!({"memories": s.memories, "sessions": s.sessions, "vectors": s.vectors, "model": s.model, "out": a.out});
+    let mut text = format!(
+        "exported {} and {} to {name}\n",
+        count(s.memories, "memory", "memories"),
+        count(s.sessions, "session", "sessions")
+    );
     match (a.vectors, &s.model) {
         (true, Some(m)) => text.push_str(&format!("  {} of model {m}\n", count(s.vectors, "vector", "vectors"))),
         (true, None) => text.push_str("  no vectors: this database has no model stamp yet\n"),
@@ -164,14 +175,15 @@ impl<R: Read> Read for Counted<R> {
 }
 
 pub fn import(db: &Db, a: &ImportArgs, json: bool) -> Result<()> {
-    let (input, len, name): (Box<dyn Read>, Option<u64>, String) = match a.file.as_deref().filter(|p| *p != Path::new("-")) {
-        None => (Box::new(std::io::stdin().lock()), None, "standard input".into()),
-        Some(p) => {
-            let f = File::open(p).map_err(|e| io_error(&format!("cannot open {}", p.display()), e))?;
-            let len = f.metadata().ok().map(|m| m.len());
-            (Box::new(f), len, p.display().to_string())
-        }
-    };
+    let (input, len, name): (Box<dyn Read>, Option<u64>, String) =
+        match a.file.as_deref().filter(|p| *p != Path::new("-")) {
+            None => (Box::new(std::io::stdin().lock()), None, "standard input".into()),
+            Some(p) => {
+                let f = File::open(p).map_err(|e| io_error(&format!("cannot open {}", p.display()), e))?;
+                let len = f.metadata().ok().map(|m| m.len());
+                (Box::new(f), len, p.display().to_string())
+            }
+        };
     let template = match len {
         Some(_) => "importing {bar:40} {bytes}/{total_bytes} {eta}",
         None => "importing {spinner} {bytes}",
@@ -219,17 +231,36 @@ fn count(n: u64, one: &str, many: &str) -> String {
 }
 
 fn summary_text(s: &ImportSummary, name: &str, duplicates: &[Value]) -> String {
-    let mut t = format!("imported {} and {} from {name}\n", count(s.memories, "memory", "memories"), count(s.sessions, "session", "sessions"));
+    let mut t = format!(
+        "imported {} and {} from {name}\n",
+        count(s.memories, "memory", "memories"),
+        count(s.sessions, "session", "sessions")
+    );
     if s.duplicates > 0 {
-        let named: Vec<String> = duplicates.iter().take(TEXT_LISTED).map(|d| format!("line {} → #{}", d["line"], d["existing_id"])).collect();
+        let named: Vec<String> = duplicates
+            .iter()
+            .take(TEXT_LISTED)
+            .map(|d| format!("line {} → #{}", d["line"], d["existing_id"]))
+            .collect();
         let more = if s.duplicates as usize > named.len() { ", ..." } else { "" };
-        t += &format!("  {} not stored again (already held): {}{more}\n", count(s.duplicates, "duplicate", "duplicates"), named.join(", "));
+        t += &format!(
+            "  {} not stored again (already held): {}{more}\n",
+            count(s.duplicates, "duplicate", "duplicates"),
+            named.join(", ")
+        );
     }
     if s.sessions_existing > 0 {
-        t += &format!("  {} already present (kept as they are)\n", count(s.sessions_existing, "session was", "sessions were"));
+        t += &format!(
+            "  {} already present (kept as they are)\n",
+            count(s.sessions_existing, "session was", "sessions were")
+        );
     }
     if s.vectors > 0 {
-        t += &format!("  {} kept (model {})\n", count(s.vectors, "vector", "vectors"), s.db_model.as_deref().unwrap_or("?"));
+        t += &format!(
+            "  {} kept (model {})\n",
+            count(s.vectors, "vector", "vectors"),
+            s.db_model.as_deref().unwrap_or("?")
+        );
     }
     if s.vectors_dropped > 0 {
         t += &format!(
@@ -240,10 +271,16 @@ fn summary_text(s: &ImportSummary, name: &str, duplicates: &[Value]) -> String {
         );
     }
     if s.waiting_for_vector > 0 {
-        t += &format!("  {} no vector yet: `robotmem reembed` with a model embeds them\n", count(s.waiting_for_vector, "memory has", "memories have"));
+        t += &format!(
+            "  {} no vector yet: `robotmem reembed` with a model embeds them\n",
+            count(s.waiting_for_vector, "memory has", "memories have")
+        );
     }
     if s.unresolved_superseded > 0 {
-        t += &format!("  {} at nothing: the replacement was not imported\n", count(s.unresolved_superseded, "superseded memory points", "superseded memories point"));
+        t += &format!(
+            "  {} at nothing: the replacement was not imported\n",
+            count(s.unresolved_superseded, "superseded memory points", "superseded memories point")
+        );
     }
     if s.errors > 0 {
         t += &format!("  {} not imported (reported above)\n", count(s.errors, "bad line was", "bad lines were"));

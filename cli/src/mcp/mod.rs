@@ -40,7 +40,10 @@ struct Server {
 
 impl Server {
     /// Runs `f` on the blocking pool; a panic inside is an internal error, not a crash.
-    async fn blocking<T: Send + 'static>(&self, f: impl FnOnce(&Db) -> T + Send + 'static) -> std::result::Result<T, ErrorData> {
+    async fn blocking<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Db) -> T + Send + 'static,
+    ) -> std::result::Result<T, ErrorData> {
         let db = self.db.clone();
         tokio::task::spawn_blocking(move || f(&db))
             .await
@@ -127,7 +130,9 @@ pub fn serve(db: Db, _a: &McpArgs) -> Result<()> {
         });
         let (transport, relay) = stdio::relay(tokio::io::stdin(), tokio::io::stdout());
         let quit = match server.serve_with_ct(transport, ct.clone()).await {
-            Ok(running) => running.waiting().await.map(|_| ()).map_err(|e| Error::internal(format!("MCP service: {e}"))),
+            Ok(running) => {
+                running.waiting().await.map(|_| ()).map_err(|e| Error::internal(format!("MCP service: {e}")))
+            }
             Err(_) if ct.is_cancelled() => Ok(()),
             // stdin closed (or garbage) before a handshake: nothing was served.
             Err(e) => {

@@ -53,14 +53,22 @@ pub fn read(db: &Db, uri: &str) -> Result<ReadResourceResult, ErrorData> {
         json!({ "memories": ms.iter().map(render::memory).collect::<Vec<_>>() })
     } else if let Some(id) = uri.strip_prefix(SESSION).filter(|id| !id.is_empty()) {
         let page = db
-            .list(&ListRequest { session_id: Some(id), status: None, oldest_first: true, limit: SESSION_LIMIT, ..Default::default() })
+            .list(&ListRequest {
+                session_id: Some(id),
+                status: None,
+                oldest_first: true,
+                limit: SESSION_LIMIT,
+                ..Default::default()
+            })
             .map_err(engine)?;
         let mut v = render::memory_page(&page);
         v["session_id"] = json!(id);
         v
     } else {
         return Err(ErrorData::resource_not_found(
-            format!("uri: no resource {uri:?} (robotmem://stats, robotmem://recent-failures, robotmem://session/{{id}})"),
+            format!(
+                "uri: no resource {uri:?} (robotmem://stats, robotmem://recent-failures, robotmem://session/{{id}})"
+            ),
             None,
         ));
     };

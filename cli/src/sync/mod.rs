@@ -38,8 +38,9 @@ impl HubSource {
                 .next()
                 .unwrap_or_default()
                 .to_string(),
-            None => std::env::var(&self.hub_env)
-                .map_err(|_| Error::invalid(format!("no hub: set ${} to its connection string, or give --hub-file", self.hub_env)))?,
+            None => std::env::var(&self.hub_env).map_err(|_| {
+                Error::invalid(format!("no hub: set ${} to its connection string, or give --hub-file", self.hub_env))
+            })?,
         };
         HubUrl::parse(&text)
     }
@@ -107,7 +108,8 @@ pub enum HubAction {
 }
 
 fn parse_duration(s: &str) -> std::result::Result<Duration, String> {
-    let (num, unit) = s.trim().split_at(s.trim().find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(s.trim().len()));
+    let (num, unit) =
+        s.trim().split_at(s.trim().find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(s.trim().len()));
     let n: f64 = num.parse().map_err(|_| format!("{s:?} is not a duration such as 500ms, 30s, 5m"))?;
     let secs = match unit {
         "ms" => n / 1000.0,
@@ -147,7 +149,9 @@ fn stop_on_signal(stop: Arc<AtomicBool>) {
     std::thread::spawn(move || {
         let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return };
         rt.block_on(async {
-            let Ok(mut term) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) else { return };
+            let Ok(mut term) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) else {
+                return;
+            };
             tokio::select! {
                 _ = tokio::signal::ctrl_c() => {}
                 _ = term.recv() => {}

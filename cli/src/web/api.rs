@@ -22,7 +22,9 @@ async fn answer(app: Arc<App>, f: impl FnOnce(&Db) -> Result<Value> + Send + 'st
     match tokio::task::spawn_blocking(move || f(&app.db)).await {
         Ok(Ok(v)) => ([(header::CONTENT_TYPE, "application/json")], v.to_string()).into_response(),
         Ok(Err(e)) => from_error(&e),
-        Err(_) => error(StatusCode::INTERNAL_SERVER_ERROR, "RM_INTERNAL", "the request failed inside the server (a bug)"),
+        Err(_) => {
+            error(StatusCode::INTERNAL_SERVER_ERROR, "RM_INTERNAL", "the request failed inside the server (a bug)")
+        }
     }
 }
 
@@ -52,7 +54,8 @@ fn paging(q: &HashMap<String, String>) -> Result<(u64, u32, u64)> {
 }
 
 fn body_json(body: &Bytes) -> Result<Value> {
-    let v: Value = serde_json::from_slice(body).map_err(|e| Error::invalid(format!("the body is not valid JSON: {e}")))?;
+    let v: Value =
+        serde_json::from_slice(body).map_err(|e| Error::invalid(format!("the body is not valid JSON: {e}")))?;
     if !v.is_object() {
         return Err(Error::invalid("the body must be a JSON object"));
     }
@@ -89,10 +92,13 @@ pub async fn memories(State(app): State<Arc<App>>, Query(q): Params) -> Response
             Some("superseded") => Some(MemoryStatus::Superseded),
             Some("forgotten") | Some("invalidated") => Some(MemoryStatus::Invalidated),
             Some("all") => None,
-            Some(s) => return Err(Error::invalid(format!("status must be active, superseded, forgotten or all (got {s:?})"))),
+            Some(s) => {
+                return Err(Error::invalid(format!("status must be active, superseded, forgotten or all (got {s:?})")))
+            }
         };
         let (collection, category, session) = (text(&q, "collection"), text(&q, "category"), text(&q, "session"));
-        let days: Option<u32> = q.get("days").filter(|d| !d.trim().is_empty()).map(|_| param(&q, "days", 0)).transpose()?;
+        let days: Option<u32> =
+            q.get("days").filter(|d| !d.trim().is_empty()).map(|_| param(&q, "days", 0)).transpose()?;
         let p = db.list(&ListRequest {
             collection: collection.as_deref(),
             kind,
@@ -116,7 +122,8 @@ pub async fn memories(State(app): State<Arc<App>>, Query(q): Params) -> Response
 pub async fn search(State(app): State<Arc<App>>, Query(q): Params) -> Response {
     answer(app, move |db| {
         let query = text(&q, "q").ok_or_else(|| Error::invalid("q (the query) is required"))?;
-        let (collection, session, filter, spatial) = (text(&q, "collection"), text(&q, "session"), text(&q, "filter"), text(&q, "spatial"));
+        let (collection, session, filter, spatial) =
+            (text(&q, "collection"), text(&q, "session"), text(&q, "filter"), text(&q, "spatial"));
         let r = db.recall(&RecallRequest {
             query: &query,
             collection: collection.as_deref(),
@@ -183,7 +190,14 @@ pub async fn sessions(State(app): State<Arc<App>>, Query(q): Params) -> Response
 pub async fn session_memories(State(app): State<Arc<App>>, Path(sid): Path<String>, Query(q): Params) -> Response {
     answer(app, move |db| {
         let (offset, limit, page) = paging(&q)?;
-        let p = db.list(&ListRequest { session_id: Some(&sid), status: None, oldest_first: true, offset, limit, ..Default::default() })?;
+        let p = db.list(&ListRequest {
+            session_id: Some(&sid),
+            status: None,
+            oldest_first: true,
+            offset,
+            limit,
+            ..Default::default()
+        })?;
         let mut v = render::memory_page(&p);
         v["session_id"] = json!(sid);
         v["page"] = json!(page);

@@ -98,7 +98,11 @@ fn secure(mut r: Response) -> Response {
 pub async fn check(State(app): State<Arc<App>>, req: Request<Body>, next: Next) -> Response {
     let headers = req.headers();
     if app.loopback_only && !host_is_loopback(headers) {
-        return secure(error(StatusCode::FORBIDDEN, "RM_FORBIDDEN", "this console answers only requests addressed to localhost"));
+        return secure(error(
+            StatusCode::FORBIDDEN,
+            "RM_FORBIDDEN",
+            "this console answers only requests addressed to localhost",
+        ));
     }
     let is_api = req.uri().path().starts_with("/api/");
     if is_api && !authorised(&app, headers) {
@@ -116,7 +120,8 @@ pub async fn check(State(app): State<Arc<App>>, req: Request<Body>, next: Next) 
     }
     let r = next.run(req).await;
     // axum's own rejections (body too large, bad method) are plain text: make them JSON.
-    let plain = r.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_none_or(|t| t.starts_with("text/plain"));
+    let plain =
+        r.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_none_or(|t| t.starts_with("text/plain"));
     let r = if plain && (r.status().is_client_error() || r.status().is_server_error()) {
         let code = r.status();
         let msg = match code {

@@ -51,10 +51,9 @@ pub struct App {
 }
 
 fn config(a: &WebArgs) -> Result<(SocketAddr, Option<String>, bool)> {
-    let addr: SocketAddr = a
-        .bind
-        .parse()
-        .map_err(|_| Error::invalid(format!("bind must be an IP address and port such as 127.0.0.1:6889 (got {:?})", a.bind)))?;
+    let addr: SocketAddr = a.bind.parse().map_err(|_| {
+        Error::invalid(format!("bind must be an IP address and port such as 127.0.0.1:6889 (got {:?})", a.bind))
+    })?;
     let token = a.token.clone().filter(|t| !t.is_empty());
     if let Some(t) = &token {
         if t.chars().count() < 16 || t.chars().any(|c| c.is_control() || c == ' ') {
@@ -66,7 +65,9 @@ fn config(a: &WebArgs) -> Result<(SocketAddr, Option<String>, bool)> {
         IpAddr::V6(ip) => ip.is_loopback(),
     };
     if !loopback && token.is_none() {
-        return Err(Error::invalid(format!("bind {addr} is not loopback: give --token (or ROBOTMEM_WEB_TOKEN) so only its holders are served")));
+        return Err(Error::invalid(format!(
+            "bind {addr} is not loopback: give --token (or ROBOTMEM_WEB_TOKEN) so only its holders are served"
+        )));
     }
     Ok((addr, token.clone(), loopback && token.is_none()))
 }

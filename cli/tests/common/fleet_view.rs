@@ -47,7 +47,8 @@ pub fn robot_view(p: &Path) -> (BTreeMap<String, Option<String>>, Vec<String>) {
     let c = rusqlite::Connection::open(p).unwrap();
     let mut view = BTreeMap::new();
     let mut st = c.prepare("SELECT global_id, status, content FROM memories WHERE global_id IS NOT NULL").unwrap();
-    for r in st.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?))).unwrap() {
+    for r in st.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?))).unwrap()
+    {
         let (g, status, content) = r.unwrap();
         view.insert(g, if status == "invalidated" { None } else { Some(content) });
     }
@@ -55,7 +56,14 @@ pub fn robot_view(p: &Path) -> (BTreeMap<String, Option<String>>, Vec<String>) {
         .prepare("SELECT r.global_id, r.deleted, m.status, m.content FROM sync_remote r LEFT JOIN memories m ON m.id = r.memory_id")
         .unwrap();
     for r in st
-        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, bool>(1)?, r.get::<_, Option<String>>(2)?, r.get::<_, Option<String>>(3)?)))
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, bool>(1)?,
+                r.get::<_, Option<String>>(2)?,
+                r.get::<_, Option<String>>(3)?,
+            ))
+        })
         .unwrap()
     {
         let (g, deleted, status, content) = r.unwrap();
@@ -129,4 +137,3 @@ pub fn id_of(db: &Db, p: &Path, text: &str) -> i64 {
     let c = rusqlite::Connection::open(p).unwrap();
     c.query_row("SELECT id FROM memories WHERE content = ?1 AND status = 'active'", [text], |r| r.get(0)).unwrap()
 }
-

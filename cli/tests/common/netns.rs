@@ -60,8 +60,9 @@ impl Lab {
         match (var("ROBOTMEM_TEST_HUB_NETNS"), var("ROBOTMEM_TEST_HUB_ADDR")) {
             (Some(hub_ns), Some(hub_addr)) => Some(Lab { hub_ns, hub_addr, nodes: Vec::new() }),
             _ => {
-                let why = var("ROBOTMEM_TEST_NETNS_SKIP")
-                    .unwrap_or_else(|| "no hub namespace (ROBOTMEM_TEST_HUB_NETNS unset: run scripts/fleet-test.sh as root)".into());
+                let why = var("ROBOTMEM_TEST_NETNS_SKIP").unwrap_or_else(|| {
+                    "no hub namespace (ROBOTMEM_TEST_HUB_NETNS unset: run scripts/fleet-test.sh as root)".into()
+                });
                 eprintln!("\n*** SKIPPED: {test}: the fleet over real links needs network namespaces: {why} ***\n");
                 None
             }
@@ -120,7 +121,10 @@ impl Lab {
     /// A rate limit both ways (tbf: `rate`, 8 KB bucket, packets wait up to 1 s in the queue).
     pub fn rate(&self, n: &Node, rate: &str) {
         tc(&["qdisc", "replace", "dev", &n.hub_if, "root", "tbf", "rate", rate, "burst", "8kb", "latency", "1s"]);
-        tc(&["-n", &n.ns, "qdisc", "replace", "dev", "eth0", "root", "tbf", "rate", rate, "burst", "8kb", "latency", "1s"]);
+        tc(&[
+            "-n", &n.ns, "qdisc", "replace", "dev", "eth0", "root", "tbf", "rate", rate, "burst", "8kb", "latency",
+            "1s",
+        ]);
     }
 
     pub fn unrate(&self, n: &Node) {
@@ -182,12 +186,23 @@ impl NsSync {
 
     /// The first line after `since` containing `what`: when it came, and the line.
     pub fn first_after(&self, since: Instant, what: &str) -> Option<(Duration, String)> {
-        self.lines.lock().unwrap().iter().find(|(t, l)| *t >= since && l.contains(what)).map(|(t, l)| (*t - since, l.clone()))
+        self.lines
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|(t, l)| *t >= since && l.contains(what))
+            .map(|(t, l)| (*t - since, l.clone()))
     }
 
     /// Warnings after `since` (failures of the link, with the time after `since`).
     pub fn warnings_after(&self, since: Instant) -> Vec<(Duration, String)> {
-        self.lines.lock().unwrap().iter().filter(|(t, l)| *t >= since && l.contains("warning")).map(|(t, l)| (*t - since, l.clone())).collect()
+        self.lines
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(t, l)| *t >= since && l.contains("warning"))
+            .map(|(t, l)| (*t - since, l.clone()))
+            .collect()
     }
 
     pub fn stop(mut self) -> String {

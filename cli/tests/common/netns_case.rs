@@ -166,7 +166,11 @@ impl<'a> Rig<'a> {
                             k += 1;
                             if k % 4 == 0 {
                                 let t = Instant::now();
-                                let r = db.recall(&RecallRequest { query: "clearance near the dock", n: 5, ..Default::default() });
+                                let r = db.recall(&RecallRequest {
+                                    query: "clearance near the dock",
+                                    n: 5,
+                                    ..Default::default()
+                                });
                                 l.recall.push(t.elapsed().as_secs_f64() * 1e3);
                                 assert!(!r.unwrap_or_else(|e| panic!("{id}: recall failed: {e:?}")).hits.is_empty());
                             }
@@ -194,14 +198,22 @@ impl<'a> Rig<'a> {
     pub fn check_counts(&self) {
         let mut c = self.hub.admin();
         for (i, r) in self.robots.iter().enumerate() {
-            let changes: i64 = c.query_one("SELECT count(*) FROM fleet.changes WHERE writer = $1", &[&r.id]).unwrap().get(0);
+            let changes: i64 =
+                c.query_one("SELECT count(*) FROM fleet.changes WHERE writer = $1", &[&r.id]).unwrap().get(0);
             let distinct: i64 = c
                 .query_one("SELECT count(DISTINCT content) FROM fleet.changes WHERE writer = $1", &[&r.id])
                 .unwrap()
                 .get(0);
-            let memories: i64 = c.query_one("SELECT count(*) FROM fleet.memories WHERE origin = $1", &[&r.id]).unwrap().get(0);
+            let memories: i64 =
+                c.query_one("SELECT count(*) FROM fleet.memories WHERE origin = $1", &[&r.id]).unwrap().get(0);
             let want = self.learned[i] as i64;
-            assert_eq!((changes, distinct, memories), (want, want, want), "{}: {}: hub rows (changes, distinct texts, memories)", self.name, r.id);
+            assert_eq!(
+                (changes, distinct, memories),
+                (want, want, want),
+                "{}: {}: hub rows (changes, distinct texts, memories)",
+                self.name,
+                r.id
+            );
         }
         let total: usize = self.learned.iter().sum();
         for f in &self.files {
@@ -211,7 +223,13 @@ impl<'a> Rig<'a> {
                     Ok((r.get(0)?, r.get(1)?))
                 })
                 .unwrap();
-            assert_eq!((n, distinct), (total as i64, total as i64), "{}: {}: memories held (all, distinct)", self.name, f.display());
+            assert_eq!(
+                (n, distinct),
+                (total as i64, total as i64),
+                "{}: {}: memories held (all, distinct)",
+                self.name,
+                f.display()
+            );
         }
     }
 

@@ -21,7 +21,10 @@ use std::time::{Duration, Instant};
 pub enum Mode {
     Pass,
     /// One-way delay: base ± jitter (uniform), so the round trip is twice base.
-    Delay { base_ms: u64, jitter_ms: u64 },
+    Delay {
+        base_ms: u64,
+        jitter_ms: u64,
+    },
     /// Read and hold, forward nothing, close nothing.
     Stalled,
     /// Reset every connection, and new ones as they come.

@@ -76,7 +76,13 @@ pub struct MemoryIn {
 
 // ---- writing ----
 
-pub fn header_json(collection: Option<&str>, model: Option<&str>, vectors: bool, counts: (u64, u64), now: &str) -> Value {
+pub fn header_json(
+    collection: Option<&str>,
+    model: Option<&str>,
+    vectors: bool,
+    counts: (u64, u64),
+    now: &str,
+) -> Value {
     json!({
         "kind": "header", "format": FORMAT, "version": VERSION, "robotmem": crate::VERSION,
         "exported_at": now, "collection": collection, "vectors": vectors,
@@ -144,7 +150,10 @@ fn header(f: &Fields) -> Result<Header> {
     }
     let vectors = f.opt_bool("vectors")?.unwrap_or(false);
     let vectors_of = match (vectors, f.opt_str("model")?) {
-        (true, Some(m)) => Some(parse_stamp(m).ok_or_else(|| Error::invalid(format!("model {m:?} is not a model stamp (name/dim/hash)")))?),
+        (true, Some(m)) => Some(
+            parse_stamp(m)
+                .ok_or_else(|| Error::invalid(format!("model {m:?} is not a model stamp (name/dim/hash)")))?,
+        ),
         _ => None,
     };
     Ok(Header { vectors_of })
@@ -159,7 +168,8 @@ pub fn parse_stamp(s: &str) -> Option<ModelStamp> {
 }
 
 fn session(f: &Fields) -> Result<SessionIn> {
-    let id = limits::optional_session(Some(f.str("id")?))?.ok_or_else(|| Error::invalid("id must not be empty or blank"))?;
+    let id =
+        limits::optional_session(Some(f.str("id")?))?.ok_or_else(|| Error::invalid("id must not be empty or blank"))?;
     let status = f.str("status")?;
     if status != "active" && status != "ended" {
         return Err(Error::invalid(format!("status {status:?} is not one of active, ended")));
@@ -170,7 +180,10 @@ fn session(f: &Fields) -> Result<SessionIn> {
         let at = |e: Error| Error::invalid(format!("outcomes[{i}]: {}", e.message));
         let Value::Object(o) = o else { return Err(at(Error::invalid("must be an object"))) };
         let o = Fields(o);
-        let score = o.opt_num("score").and_then(|s| s.map(|s| limits::unit_range("score", s, 0.0, 1.0)).transpose()).map_err(at)?;
+        let score = o
+            .opt_num("score")
+            .and_then(|s| s.map(|s| limits::unit_range("score", s, 0.0, 1.0)).transpose())
+            .map_err(at)?;
         outcomes.push((score, o.time("created_at").map_err(at)?));
     }
     let session_count = f.opt_int("session_count")?.unwrap_or(1);
@@ -184,7 +197,13 @@ fn session(f: &Fields) -> Result<SessionIn> {
             context: Some(context).filter(|c| !c.is_empty()),
             session_count,
             status: status.to_string(),
-            client_type: limits::required_text("client_type", f.opt_str("client_type")?.unwrap_or("c_api"), 1, MAX_NAME_CHARS)?.to_string(),
+            client_type: limits::required_text(
+                "client_type",
+                f.opt_str("client_type")?.unwrap_or("c_api"),
+                1,
+                MAX_NAME_CHARS,
+            )?
+            .to_string(),
             created_at: f.time("created_at")?,
             ended_at: f.opt_time("ended_at")?,
         },
@@ -266,11 +285,18 @@ fn memory(f: &Fields, stamp: Option<&ModelStamp>) -> Result<MemoryIn> {
         category: category.to_string(),
         confidence,
         decay_rate: limits::unit_range("decay_rate", f.num("decay_rate")?, 0.0, 1.0)?,
-        decay_base: f.opt_num("decay_base")?.map(|b| limits::unit_range("decay_base", b, 0.0, 1.0)).transpose()?.unwrap_or(confidence),
+        decay_base: f
+            .opt_num("decay_base")?
+            .map(|b| limits::unit_range("decay_base", b, 0.0, 1.0))
+            .transpose()?
+            .unwrap_or(confidence),
         decay_next_at: f.opt_time("decay_next_at")?,
         status,
         superseded_by,
-        invalidated_reason: invalidated_reason.map(|r| limits::required_text("invalidated_reason", r, 1, MAX_REASON_CHARS)).transpose()?.map(str::to_string),
+        invalidated_reason: invalidated_reason
+            .map(|r| limits::required_text("invalidated_reason", r, 1, MAX_REASON_CHARS))
+            .transpose()?
+            .map(str::to_string),
         invalidated_at: f.opt_time("invalidated_at")?,
         access_count: f.count("access_count")?,
         return_count: f.count("return_count")?,
@@ -355,7 +381,9 @@ impl<'a> Fields<'a> {
     fn typed<T>(&self, name: &str, what: &str, read: impl Fn(&'a Value) -> Option<T>) -> Result<Option<T>> {
         match self.get(name) {
             None => Ok(None),
-            Some(v) => read(v).map(Some).ok_or_else(|| Error::invalid(format!("{name} must be {what} (got {})", kind_of(v)))),
+            Some(v) => {
+                read(v).map(Some).ok_or_else(|| Error::invalid(format!("{name} must be {what} (got {})", kind_of(v))))
+            }
         }
     }
 
@@ -403,7 +431,9 @@ impl<'a> Fields<'a> {
         self.list(name)?
             .iter()
             .enumerate()
-            .map(|(i, v)| v.as_str().ok_or_else(|| Error::invalid(format!("{name}[{i}] must be a string (got {})", kind_of(v)))))
+            .map(|(i, v)| {
+                v.as_str().ok_or_else(|| Error::invalid(format!("{name}[{i}] must be a string (got {})", kind_of(v))))
+            })
             .collect()
     }
     fn opt_time(&self, name: &str) -> Result<Option<String>> {
@@ -446,15 +476,22 @@ mod tests {
         assert!(err("{").starts_with("not valid JSON"));
         assert_eq!(err("[1]"), "a line must be a JSON object");
         assert_eq!(err(r#"{"kind": 3}"#), "kind must be a string (got a number)");
-        assert_eq!(err(r#"{"kind": "header", "format": "robotmem-export", "version": 2}"#),
-            "version 2 is newer than this robotmem reads (1); upgrade robotmem");
+        assert_eq!(
+            err(r#"{"kind": "header", "format": "robotmem-export", "version": 2}"#),
+            "version 2 is newer than this robotmem reads (1); upgrade robotmem"
+        );
         let base = r#""kind": "memory", "id": 1, "type": "fact", "collection": "c", "context": {}, "category": "code",
             "confidence": 0.9, "decay_rate": 0.01, "status": "active", "created_at": "2026-01-01T00:00:00.000Z",
             "updated_at": "2026-01-01T00:00:00.000Z""#;
         assert!(matches!(parse(&format!(r#"{{{base}, "content": "ok"}}"#), None), Ok(Line::Memory(_))));
         assert_eq!(err(&format!("{{{base}}}")), "content is missing");
         assert_eq!(err(&format!(r#"{{{base}, "content": 5}}"#)), "content must be a string (got a number)");
-        assert!(err(&format!(r#"{{{base}, "content": "{}"}}"#, "x".repeat(301))).starts_with("content has 301 characters"));
-        assert_eq!(err(&format!(r#"{{{base}, "content": "ok", "user_tags": [1]}}"#)), "user_tags[0] must be a string (got a number)");
+        assert!(
+            err(&format!(r#"{{{base}, "content": "{}"}}"#, "x".repeat(301))).starts_with("content has 301 characters")
+        );
+        assert_eq!(
+            err(&format!(r#"{{{base}, "content": "ok", "user_tags": [1]}}"#)),
+            "user_tags[0] must be a string (got a number)"
+        );
     }
 }

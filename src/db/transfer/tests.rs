@@ -28,7 +28,9 @@ fn import(db: &Db, text: &str) -> (ImportSummary, Vec<(u64, LineOutcome)>) {
 }
 
 fn learn(db: &Db, text: &str, session: Option<&str>) -> i64 {
-    db.learn(&LearnRequest { insight: text, session_id: session, tags: &["Robot Arm"], ..Default::default() }).unwrap().memory_id
+    db.learn(&LearnRequest { insight: text, session_id: session, tags: &["Robot Arm"], ..Default::default() })
+        .unwrap()
+        .memory_id
 }
 
 fn recall_texts(db: &Db, q: &str) -> Vec<String> {

@@ -59,10 +59,7 @@ pub fn schema_version() -> i32 {
 
 /// The hub's schema version (0: none).
 pub fn hub_version(client: &mut Client) -> Result<i32> {
-    let exists: bool = client
-        .query_one("SELECT to_regclass('fleet.schema_migrations') IS NOT NULL", &[])
-        .hub()?
-        .get(0);
+    let exists: bool = client.query_one("SELECT to_regclass('fleet.schema_migrations') IS NOT NULL", &[]).hub()?.get(0);
     if !exists {
         return Ok(0);
     }
@@ -84,7 +81,10 @@ pub fn migrate(client: &mut Client) -> Result<(i32, i32)> {
     if before > schema_version() {
         return Err(Error::new(
             Status::SchemaTooNew,
-            format!("the hub's schema is version {before}, newer than this robotmem's ({}); upgrade robotmem", schema_version()),
+            format!(
+                "the hub's schema is version {before}, newer than this robotmem's ({}); upgrade robotmem",
+                schema_version()
+            ),
         ));
     }
     for (v, sql) in schema::MIGRATIONS.iter().enumerate().skip(before as usize) {
@@ -100,11 +100,16 @@ pub fn migrate(client: &mut Client) -> Result<(i32, i32)> {
 pub fn add_robot(client: &mut Client, robot_id: &str, login: &str, password: Option<&str>) -> Result<()> {
     super::check_robot_id(robot_id)?;
     let mut tx = client.transaction().hub()?;
-    let exists: bool = tx.query_one("SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1)", &[&login]).hub()?.get(0);
+    let exists: bool =
+        tx.query_one("SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1)", &[&login]).hub()?.get(0);
     if !exists {
-        let pw = password.ok_or_else(|| Error::invalid(format!("login {login:?} does not exist: give its password")))?;
+        let pw =
+            password.ok_or_else(|| Error::invalid(format!("login {login:?} does not exist: give its password")))?;
         let sql: String = tx
-            .query_one("SELECT format('CREATE ROLE %I LOGIN PASSWORD %L IN ROLE fleet_robot', $1::text, $2::text)", &[&login, &pw])
+            .query_one(
+                "SELECT format('CREATE ROLE %I LOGIN PASSWORD %L IN ROLE fleet_robot', $1::text, $2::text)",
+                &[&login, &pw],
+            )
             .hub()?
             .get(0);
         tx.batch_execute(&sql).hub()?;
@@ -166,7 +171,13 @@ fn change_json(c: &Change) -> serde_json::Value {
 /// (ignored when already there: idempotent on writer, global id and version) and
 /// ended sessions; then the robot's last change number moves to `upto`. Returns
 /// how many changes were new.
-pub fn push(client: &mut Client, robot_id: &str, changes: &[Change], sessions: &[SessionEnd], upto: i64) -> Result<u64> {
+pub fn push(
+    client: &mut Client,
+    robot_id: &str,
+    changes: &[Change],
+    sessions: &[SessionEnd],
+    upto: i64,
+) -> Result<u64> {
     let batch = serde_json::Value::Array(changes.iter().map(change_json).collect());
     let ended = serde_json::to_value(sessions)?;
     let mut tx = client.transaction().hub()?;

@@ -94,14 +94,19 @@ impl HubUrl {
     /// `host=… user=… sslmode=…`). The error never repeats the string.
     pub fn parse(s: &str) -> Result<HubUrl> {
         let (rest, mode, root) = split_tls(s.trim());
-        let mut config = Config::from_str(&rest)
-            .map_err(|e| Error::invalid(format!("the hub connection string is not valid: {}", scrub(&e.to_string(), s))))?;
+        let mut config = Config::from_str(&rest).map_err(|e| {
+            Error::invalid(format!("the hub connection string is not valid: {}", scrub(&e.to_string(), s)))
+        })?;
         let mode = mode.unwrap_or_else(|| "prefer".into());
         config.ssl_mode(match mode.as_str() {
             "disable" => SslMode::Disable,
             "allow" | "prefer" => SslMode::Prefer,
             "require" | "verify-ca" | "verify-full" => SslMode::Require,
-            other => return Err(Error::invalid(format!("sslmode {other:?} is not one of disable, allow, prefer, require, verify-ca, verify-full"))),
+            other => {
+                return Err(Error::invalid(format!(
+                    "sslmode {other:?} is not one of disable, allow, prefer, require, verify-ca, verify-full"
+                )))
+            }
         });
         let root_cert = match &root {
             Some(path) => Some(std::fs::read(path).map_err(|e| Error::invalid(format!("sslrootcert {path}: {e}")))?),
@@ -113,7 +118,10 @@ impl HubUrl {
         config.connect_timeout(CONNECT_TIMEOUT);
         // A link that goes silent (no reset: a radio out of range) fails a
         // waiting call within about a minute, so the loop reconnects.
-        config.keepalives_idle(Duration::from_secs(30)).keepalives_interval(Duration::from_secs(10)).keepalives_retries(3);
+        config
+            .keepalives_idle(Duration::from_secs(30))
+            .keepalives_interval(Duration::from_secs(10))
+            .keepalives_retries(3);
         config.tcp_user_timeout(Duration::from_secs(60));
         Ok(HubUrl { config, mode, root_cert })
     }
@@ -157,7 +165,8 @@ impl HubUrl {
             }
         }
         if let Some(pem) = &self.root_cert {
-            let cert = native_tls::Certificate::from_pem(pem).map_err(|e| Error::invalid(format!("sslrootcert: {e}")))?;
+            let cert =
+                native_tls::Certificate::from_pem(pem).map_err(|e| Error::invalid(format!("sslrootcert: {e}")))?;
             b.add_root_certificate(cert).disable_built_in_roots(true);
         }
         let c = b.build().map_err(|e| Error::new(crate::error::Status::Io, format!("TLS setup failed: {e}")))?;
@@ -178,7 +187,12 @@ impl HubUrl {
 /// password removed (a parse error may quote the string).
 fn scrub(msg: &str, secret: &str) -> String {
     let mut out = msg.to_string();
-    if let Some(pw) = secret.split_once("://").and_then(|(_, r)| r.split_once('@')).and_then(|(ui, _)| ui.split_once(':')).map(|x| x.1) {
+    if let Some(pw) = secret
+        .split_once("://")
+        .and_then(|(_, r)| r.split_once('@'))
+        .and_then(|(ui, _)| ui.split_once(':'))
+        .map(|x| x.1)
+    {
         if !pw.is_empty() {
             out = out.replace(pw, "***");
         }
@@ -199,7 +213,8 @@ mod tests {
 
     #[test]
     fn sslmode_and_root_are_taken_out_of_either_form() {
-        let (rest, mode, root) = split_tls("postgresql://u:p@h:5/db?sslmode=verify-full&sslrootcert=%2Ftmp%2Fca.crt&connect_timeout=3");
+        let (rest, mode, root) =
+            split_tls("postgresql://u:p@h:5/db?sslmode=verify-full&sslrootcert=%2Ftmp%2Fca.crt&connect_timeout=3");
         assert_eq!(rest, "postgresql://u:p@h:5/db?connect_timeout=3");
         assert_eq!(mode.as_deref(), Some("verify-full"));
         assert_eq!(root.as_deref(), Some("/tmp/ca.crt"));
