@@ -91,7 +91,7 @@ if [ "${ROBOTMEM_WITH_E5:-0}" = 1 ]; then
   "query_prefix": "query: ",
   "passage_prefix": "passage: ",
   "max_batch": 1,
-  "fusion": {"lexical_weight": 0.7, "cosine_floor": 0.7, "cosine_ceiling": 0.9, "cross_script": 0.5}
+  "fusion": {"lexical_weight": 0.5, "cosine_floor": 0.65, "cosine_ceiling": 1.0, "cross_script": 0.0}
 }
 EOF
   write_if_changed "$e5_dir/SOURCES.txt" <<EOF
