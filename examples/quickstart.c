@@ -61,7 +61,7 @@ static rm_status recall(rm_db *db, const char *query, int n, const char *filter,
 
 /* Starts from an empty database: the default file is reset, a given one must be new. */
 static int prepare_path(const char *path, int is_default) {
-    static const char *const suffixes[] = {"", "-wal", "-shm"};
+    static const char *const suffixes[] = {"", "-wal", "-shm", "-lock"};
     char file[1024];
     size_t i;
     FILE *f;

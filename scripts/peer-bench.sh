@@ -118,7 +118,7 @@ wait_idle() {
     echo "    waiting: $o cores busy elsewhere"; sleep 20
   done
 }
-rmdb() { rm -f "$1" "$1-wal" "$1-shm"; }
+rmdb() { rm -f "$1" "$1-wal" "$1-shm" "$1-lock"; }
 # run SYSTEM ROUND PHASE DB [REUSED]: one replay in a process of its own; its JSON
 # line goes to results.jsonl with the round, the order and the load around it.
 results="$work/results.jsonl"

@@ -190,6 +190,8 @@ impl Store {
     /// Runs `group` in one transaction (retried while busy) and fills every slot's
     /// outcome, whatever happens.
     fn run_group(&self, conn: &Connection, hooks: &dyn TxHooks, group: &[SlotPtr]) {
+        // This process's turn among the writers of the file, for the whole transaction.
+        let _turn = self.turns.as_ref().and_then(|t| t.take(self.config.busy_timeout));
         let mut attempt = 0;
         let result = loop {
             attempt += 1;

@@ -11,6 +11,7 @@ pub mod browse;
 mod busy;
 mod group;
 pub mod memory;
+mod order;
 pub mod schema;
 pub mod transfer;
 pub mod vectors;
@@ -39,6 +40,8 @@ pub struct Store {
     readers: Option<Mutex<Vec<Connection>>>,
     path: Option<PathBuf>,
     config: ConnConfig,
+    /// Writers of several processes take turns ([`order`]); `None` in memory.
+    turns: Option<order::Turns>,
 }
 
 /// Per-connection settings, applied to every connection the store opens.
@@ -94,6 +97,7 @@ impl Store {
             writer: Mutex::new(writer),
             queue: Default::default(),
             readers: path.as_ref().map(|_| Mutex::new(Vec::new())),
+            turns: path.as_deref().map(order::Turns::new),
             path,
             config,
         };

@@ -81,9 +81,9 @@ static inline void test_db_path_init(test_db_path *p, const char *name) {
     }
 }
 
-/* Removes the database, its WAL/SHM files and the directory. */
+/* Removes the database, its WAL/SHM files, its -lock file and the directory. */
 static inline void test_db_path_remove(const test_db_path *p) {
-    static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
+    static const char *const suffixes[] = {"", "-wal", "-shm", "-journal", "-lock"};
     char f[320];
     size_t i;
     for (i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {

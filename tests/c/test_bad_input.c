@@ -780,11 +780,13 @@ int main(void) {
     }
     CHECK_OK(rm_close(main_fx.db));
     CHECK_OK(rm_close(scratch_fx.db));
-    for (i = 0; i < 3; i++) { /* files made through scratch_open_path and $HOME */
-        static const char *const extra[] = {"opened.db", ".robotmem/memory.db", ".robotmem"};
+    for (i = 0; i < 5; i++) { /* files made through scratch_open_path and $HOME */
+        static const char *const extra[] = {"opened.db", "opened.db-lock", ".robotmem/memory.db",
+                                            ".robotmem/memory.db-lock", ".robotmem"};
         char f[400];
         snprintf(f, sizeof f, "%s/%s", scratch_path.dir, extra[i]);
-        if (remove(f) != 0 && i < 2) { /* -wal/-shm are gone after a clean close */
+        /* -wal/-shm are gone after a clean close; a -lock file only where a write ran */
+        if (remove(f) != 0 && (i == 0 || i == 2 || i == 4)) {
             perror(f);
             return 1;
         }

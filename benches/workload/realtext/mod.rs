@@ -231,7 +231,7 @@ pub fn main() {
             let path = dir.join(format!("{name}-{}.db", dur_name(d)));
             runs.push(run(&a, &set, d, &path));
             if !a.keep {
-                for suffix in ["", "-wal", "-shm"] {
+                for suffix in ["", "-wal", "-shm", "-lock"] {
                     let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
                 }
             }

@@ -650,7 +650,7 @@ TEST(Batcher, FileDatabaseSurvivesReopen)
     ASSERT_EQ(rs.memories.size(), 1u);
     EXPECT_EQ(rs.memories[0].collection, "default");
   }
-  for (const char * suffix : {"", "-wal", "-shm"}) {
+  for (const char * suffix : {"", "-wal", "-shm", "-lock"}) {
     std::remove((std::string(path) + suffix).c_str());
   }
 }
