@@ -4,7 +4,7 @@ use std::ffi::c_char;
 
 use super::arena::{owned, slice_ptr, to_json, Arena};
 use super::args::{out_ptr, req_str};
-use super::guard::{guard, rm_status};
+use super::guard::{guard, guard_void, rm_status};
 use super::handle::{self, rm_db};
 use super::memory::{learn_public, learn_request, rm_learn_options, rm_learn_result};
 use crate::types::*;
@@ -74,7 +74,7 @@ pub unsafe extern "C" fn rm_embedding_status(db: *mut rm_db, out: *mut *mut rm_e
 /// Frees an embedding status. NULL is accepted.
 #[no_mangle]
 pub unsafe extern "C" fn rm_embedding_info_free(r: *mut rm_embedding_info) {
-    InfoBox::free(r)
+    guard_void(|| InfoBox::free(r))
 }
 
 /// JSON rendering of an embedding status. Free *out_json with rm_string_free().
@@ -189,7 +189,7 @@ pub unsafe extern "C" fn rm_learn_batch(
 /// Frees a batch learn result. NULL is accepted.
 #[no_mangle]
 pub unsafe extern "C" fn rm_learn_batch_result_free(r: *mut rm_learn_batch_result) {
-    BatchBox::free(r)
+    guard_void(|| BatchBox::free(r))
 }
 
 /// JSON rendering of a batch learn result (an array of rm_learn_result_json()

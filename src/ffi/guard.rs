@@ -1,4 +1,23 @@
 //! The panic boundary, the status codes and the thread's last error.
+//!
+//! The body of every exported `extern "C"` function is a single call of one of
+//! three guards, so that no panic ever unwinds into C (tests/ffi_guard.rs checks
+//! the sources for it):
+//!
+//! - [`guard`] for the functions that return `rm_status`: an error becomes its
+//!   status and message, a panic `RM_PANIC`;
+//! - [`guard_with`] for the functions that return a value and cannot fail
+//!   (`rm_version`, `rm_status_str`, `rm_last_error`): a panic returns a fixed
+//!   fallback value;
+//! - [`guard_void`] for the functions that return nothing (every `*_free`,
+//!   `rm_string_free`): C cannot be told, so a panic is swallowed.
+//!
+//! After a panic, `rm_last_error()` says "internal panic (please report): …" with
+//! the panic's message; the message never names a source file or line (a path of
+//! the machine that built the library says nothing to the caller). The guards
+//! themselves never panic: the thread-local state is reached with `try_with`
+//! (a call from a thread-local destructor finds it gone), and a panic payload is
+//! dropped inside a `catch_unwind` of its own.
 
 use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, CString};
@@ -74,32 +93,37 @@ thread_local! {
     static PANIC_MSG: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 
+/// Sets the calling thread's last error (dropped if the thread-locals are gone).
 fn set_last_error(msg: &str) {
-    LAST_ERROR.with(|e| *e.borrow_mut() = to_cstring(msg));
+    let _ = LAST_ERROR.try_with(|e| *e.borrow_mut() = to_cstring(msg));
 }
 
 /// The calling thread's last error, valid until its next rm_ call.
 pub(crate) fn last_error_ptr() -> *const c_char {
-    LAST_ERROR.with(|e| e.borrow().as_ptr())
+    LAST_ERROR.try_with(|e| e.borrow().as_ptr()).unwrap_or(c"".as_ptr())
 }
 
 /// Panics inside an entry point are recorded for rm_last_error() and not printed;
-/// panics elsewhere in the process go to the previous hook unchanged. The message
-/// never names a source file: a path of the machine that built the library says
-/// nothing to the caller (and is none of its business).
+/// panics elsewhere in the process go to the previous hook unchanged.
 fn install_panic_hook() {
     static ONCE: Once = Once::new();
+    // set_hook panics on a thread that is unwinding (a host's destructor calling a
+    // free function during a panic): leave the hook for a later call then.
+    if std::thread::panicking() {
+        return;
+    }
     ONCE.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            if IN_CALL.with(Cell::get) {
+            if IN_CALL.try_with(Cell::get).unwrap_or(false) {
+                // The payload only: the location (file, line) is left out.
                 let msg = info
                     .payload()
                     .downcast_ref::<&str>()
                     .map(|s| s.to_string())
                     .or_else(|| info.payload().downcast_ref::<String>().cloned())
                     .unwrap_or_else(|| "unknown panic".into());
-                PANIC_MSG.with(|p| *p.borrow_mut() = Some(msg));
+                let _ = PANIC_MSG.try_with(|p| *p.borrow_mut() = Some(msg));
             } else {
                 previous(info);
             }
@@ -107,14 +131,41 @@ fn install_panic_hook() {
     });
 }
 
-/// Runs an entry point body: maps errors to status codes and the thread's last
-/// error message, and turns panics into `RM_PANIC`.
-pub(crate) fn guard(f: impl FnOnce() -> Result<(), Error>) -> rm_status {
+/// A panic message fit for the caller: words naming a Rust source file
+/// ("src/x.rs", "x.rs:12:5") become "<source>".
+fn scrub(msg: &str) -> String {
+    let is_source = |w: &str| {
+        let w = w.trim_matches(|c: char| !c.is_alphanumeric() && c != '.' && c != '/' && c != ':' && c != '_');
+        let file = w.trim_end_matches(|c: char| c.is_ascii_digit() || c == ':');
+        file.len() > 3 && file.ends_with(".rs")
+    };
+    msg.split(' ').map(|w| if is_source(w) { "<source>" } else { w }).collect::<Vec<_>>().join(" ")
+}
+
+/// Runs `f` with panics caught; a panic gives its message for rm_last_error().
+fn catch<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     install_panic_hook();
-    let outer = IN_CALL.with(|c| c.replace(true));
-    let result = catch_unwind(AssertUnwindSafe(f));
-    IN_CALL.with(|c| c.set(outer));
-    match result {
+    let outer = IN_CALL.try_with(|c| c.replace(true)).unwrap_or(false);
+    let taken = || PANIC_MSG.try_with(|p| p.borrow_mut().take()).ok().flatten();
+    let result = catch_unwind(AssertUnwindSafe(f)).map_err(|payload| {
+        let msg = taken().unwrap_or_else(|| "panic".into());
+        // A payload's destructor is arbitrary code: it must not unwind from here
+        // (still inside the call, so its panic is not printed either).
+        if let Err(again) = catch_unwind(AssertUnwindSafe(|| drop(payload))) {
+            std::mem::forget(again);
+            taken();
+        }
+        format!("internal panic (please report): {}", scrub(&msg))
+    });
+    let _ = IN_CALL.try_with(|c| c.set(outer));
+    result
+}
+
+/// Runs the body of a function that returns `rm_status`: maps errors to status
+/// codes and the thread's last error message ("" after success), and turns a
+/// panic into `RM_PANIC`.
+pub(crate) fn guard(f: impl FnOnce() -> Result<(), Error>) -> rm_status {
+    match catch(f) {
         Ok(Ok(())) => {
             set_last_error("");
             rm_status::RM_OK
@@ -123,12 +174,30 @@ pub(crate) fn guard(f: impl FnOnce() -> Result<(), Error>) -> rm_status {
             set_last_error(&e.message);
             e.status.into()
         }
-        Err(_) => {
-            let msg = PANIC_MSG.with(|p| p.borrow_mut().take()).unwrap_or_else(|| "panic".into());
-            set_last_error(&format!("internal panic (please report): {msg}"));
+        Err(msg) => {
+            set_last_error(&msg);
             rm_status::RM_PANIC
         }
     }
+}
+
+/// Runs the body of a function that returns a value and cannot fail: its value,
+/// or `on_panic` after a panic (whose message rm_last_error() then returns). The
+/// last error is left alone otherwise: these functions are not "calls" that clear it.
+pub(crate) fn guard_with<T>(on_panic: T, f: impl FnOnce() -> T) -> T {
+    catch(f).unwrap_or_else(|msg| {
+        set_last_error(&msg);
+        on_panic
+    })
+}
+
+/// Runs the body of a function that returns nothing (the `*_free` functions).
+/// A panic cannot be reported to C through a void return: it is swallowed (what
+/// was being freed is leaked, never freed twice) and only recorded for
+/// rm_last_error(). The last error is left alone otherwise, so freeing a result
+/// between a failed call and rm_last_error() keeps the failure's message.
+pub(crate) fn guard_void(f: impl FnOnce()) {
+    guard_with((), f)
 }
 
 #[cfg(test)]
@@ -154,11 +223,81 @@ mod tests {
         assert_eq!(last_error(), "memory #9 does not exist");
     }
 
+    #[test]
+    fn a_panic_naming_a_source_file_is_reported_without_it() {
+        assert_eq!(guard(|| panic!("bad state at src/ffi/memory.rs:120:9 (see /build/x/lib.rs)")), rm_status::RM_PANIC);
+        let msg = last_error();
+        assert!(msg.starts_with("internal panic (please report): bad state at"), "{msg}");
+        assert!(!msg.contains(".rs") && !msg.contains(":120"), "{msg}");
+        assert_eq!(scrub("x.rs"), "<source>");
+        assert_eq!(scrub("index 3 out of range; cars.rsvp ok"), "index 3 out of range; cars.rsvp ok");
+    }
+
+    #[test]
+    fn a_panic_with_any_payload_becomes_rm_panic() {
+        assert_eq!(guard(|| std::panic::panic_any(42_u32)), rm_status::RM_PANIC);
+        assert_eq!(last_error(), "internal panic (please report): unknown panic");
+        assert_eq!(guard(|| Err(Error::invalid("x is NULL"))), rm_status::RM_INVALID_ARGUMENT);
+    }
+
+    #[test]
+    fn a_panicking_payload_destructor_does_not_escape() {
+        struct Bomb;
+        impl Drop for Bomb {
+            fn drop(&mut self) {
+                panic!("payload destructor");
+            }
+        }
+        assert_eq!(guard(|| std::panic::panic_any(Bomb)), rm_status::RM_PANIC);
+        assert_eq!(last_error(), "internal panic (please report): unknown panic");
+        assert_eq!(guard(|| Ok(())), rm_status::RM_OK);
+    }
+
+    #[test]
+    fn guard_with_returns_the_fallback_after_a_panic() {
+        assert_eq!(guard_with(-1, || 5), 5);
+        assert_eq!(guard(|| Err(Error::not_found("kept"))), rm_status::RM_NOT_FOUND);
+        assert_eq!(guard_with(-1, || 6), 6);
+        assert_eq!(last_error(), "kept", "a value function leaves the last error alone");
+        assert_eq!(guard_with(-1, || panic!("in a getter")), -1);
+        assert_eq!(last_error(), "internal panic (please report): in a getter");
+    }
+
+    #[test]
+    fn guard_void_swallows_a_panic_and_keeps_the_last_error_otherwise() {
+        assert_eq!(guard(|| Err(Error::not_found("before the free"))), rm_status::RM_NOT_FOUND);
+        let mut ran = false;
+        guard_void(|| ran = true);
+        assert!(ran);
+        assert_eq!(last_error(), "before the free", "a free does not erase the failure's message");
+        guard_void(|| panic!("in a free"));
+        assert_eq!(last_error(), "internal panic (please report): in a free");
+        assert_eq!(guard(|| Ok(())), rm_status::RM_OK, "usable after a panic in a free");
+    }
+
+    #[test]
+    fn a_guarded_call_from_a_destructor_during_a_panic_does_not_abort() {
+        struct FreesOnDrop;
+        impl Drop for FreesOnDrop {
+            fn drop(&mut self) {
+                guard_void(|| ());
+                assert_eq!(guard(|| Ok(())), rm_status::RM_OK);
+            }
+        }
+        let unwound = std::panic::catch_unwind(|| {
+            let _f = FreesOnDrop;
+            panic!("host panic");
+        });
+        assert!(unwound.is_err());
+    }
+
     /// Child side of `a_caught_panic_prints_nothing`.
     #[test]
     fn panic_child() {
         if std::env::var_os("RM_PANIC_CHILD").is_some() {
             assert_eq!(guard(|| panic!("secret-panic-marker")), rm_status::RM_PANIC);
+            guard_void(|| panic!("secret-panic-marker void"));
+            assert_eq!(guard_with(0, || panic!("secret-panic-marker value")), 0);
         }
     }
 

@@ -3,14 +3,13 @@
 
 use std::collections::HashMap;
 use std::ffi::{c_char, CString};
-use std::panic::catch_unwind;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use parking_lot::RwLock;
 
 use super::args::{opt_str, out_ptr};
-use super::guard::{guard, last_error_ptr, rm_status};
+use super::guard::{guard, guard_void, guard_with, last_error_ptr, rm_status};
 use crate::error::{Error, Status};
 use crate::{Db, Durability, OpenOptions};
 
@@ -259,14 +258,14 @@ pub extern "C" fn rm_flush(db: *mut rm_db) -> rm_status {
 /// was built with). Static storage; never NULL.
 #[no_mangle]
 pub extern "C" fn rm_version() -> *const c_char {
-    concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr() as *const c_char
+    guard_with(c"".as_ptr(), || concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr() as *const c_char)
 }
 
 /// Static name of a status code ("RM_OK", "RM_NOT_FOUND", …; "RM_UNKNOWN" for
 /// values outside the enum). Never NULL.
 #[no_mangle]
 pub extern "C" fn rm_status_str(status: i32) -> *const c_char {
-    Status::from_code(status).map_or(c"RM_UNKNOWN", Status::c_name).as_ptr()
+    guard_with(c"RM_UNKNOWN".as_ptr(), || Status::from_code(status).map_or(c"RM_UNKNOWN", Status::c_name).as_ptr())
 }
 
 /// Message of the most recent rm_ call on the calling thread: "" after success,
@@ -274,13 +273,15 @@ pub extern "C" fn rm_status_str(status: i32) -> *const c_char {
 /// until the next rm_ call on this thread (copy it to keep it).
 #[no_mangle]
 pub extern "C" fn rm_last_error() -> *const c_char {
-    last_error_ptr()
+    guard_with(c"internal panic (please report)".as_ptr(), last_error_ptr)
 }
 
 /// Frees a string returned by a rm_*_json() function. NULL is accepted.
 #[no_mangle]
 pub unsafe extern "C" fn rm_string_free(s: *mut c_char) {
-    if !s.is_null() {
-        let _ = catch_unwind(|| drop(CString::from_raw(s)));
-    }
+    guard_void(|| {
+        if !s.is_null() {
+            drop(CString::from_raw(s));
+        }
+    })
 }

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::arena::{owned, put, to_json, Arena};
 use super::args::{opt_str, out_ptr, req_str, tag_list};
-use super::guard::{guard, rm_status};
+use super::guard::{guard, guard_void, rm_status};
 use super::handle::{self, rm_db};
 use crate::error::Error;
 use crate::render;
@@ -316,7 +316,7 @@ pub(crate) fn learn_public(o: &LearnOutcome, arena: &mut Arena) -> rm_learn_resu
 /// Frees a learn result. NULL is accepted.
 #[no_mangle]
 pub unsafe extern "C" fn rm_learn_result_free(r: *mut rm_learn_result) {
-    LearnBox::free(r)
+    guard_void(|| LearnBox::free(r))
 }
 
 /// JSON rendering of a learn result ({"status": "created", ...} or
@@ -367,7 +367,7 @@ pub(crate) fn memory_result(m: Memory, tags: Vec<String>) -> MemoryBox {
 /// Frees a memory result. NULL is accepted.
 #[no_mangle]
 pub unsafe extern "C" fn rm_memory_result_free(r: *mut rm_memory_result) {
-    MemoryBox::free(r)
+    guard_void(|| MemoryBox::free(r))
 }
 
 /// JSON rendering of one memory. Free *out_json with rm_string_free().
@@ -423,7 +423,7 @@ pub(crate) fn forget_result(o: ForgetOutcome) -> ForgetBox {
 /// Frees a forget result. NULL is accepted.
 #[no_mangle]
 pub unsafe extern "C" fn rm_forget_result_free(r: *mut rm_forget_result) {
-    ForgetBox::free(r)
+    guard_void(|| ForgetBox::free(r))
 }
 
 /// JSON rendering of a forget result. Free *out_json with rm_string_free().
@@ -495,7 +495,7 @@ pub(crate) fn update_result(o: UpdateOutcome) -> UpdateBox {
 /// Frees an update result. NULL is accepted.
 #[no_mangle]
 pub unsafe extern "C" fn rm_update_result_free(r: *mut rm_update_result) {
-    UpdateBox::free(r)
+    guard_void(|| UpdateBox::free(r))
 }
 
 /// JSON rendering of an update result. Free *out_json with rm_string_free().

@@ -1,6 +1,7 @@
 //! The C ABI. Conventions (also stated at the top of `include/robotmem.h`):
 //!
-//! - every entry point runs inside `catch_unwind`: a panic becomes `RM_PANIC`;
+//! - every entry point runs inside `catch_unwind`: a panic becomes `RM_PANIC`
+//!   (a function that returns no status swallows it; see `guard.rs`);
 //! - every pointer is checked; NULL, invalid UTF-8, oversize text and malformed
 //!   JSON return `RM_INVALID_ARGUMENT` with a message from `rm_last_error()`;
 //! - outputs are written only when the call returns `RM_OK`;
@@ -9,7 +10,7 @@
 //!   while another thread is inside a call stays alive until that call returns.
 //!
 //! One file per C object, each with its functions and its result's free / JSON
-//! functions; they use the leaves ([`args`], [`arena`], [`guard`]) and the files
+//! functions; they use the leaves (`args`, `arena`, `guard`) and the files
 //! of the objects they contain, never the other way round:
 //!
 //! | file | C objects |

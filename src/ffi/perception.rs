@@ -4,7 +4,7 @@ use std::ffi::c_char;
 
 use super::arena::{owned, put, to_json, Arena};
 use super::args::{opt_str, out_ptr, req_str, tag_list};
-use super::guard::{guard, rm_status};
+use super::guard::{guard, guard_void, rm_status};
 use super::handle::{self, rm_db};
 use super::memory::{dup_method, rm_dup_method, rm_perception_type};
 use crate::error::Error;
@@ -144,7 +144,7 @@ pub(crate) fn perception_result(o: PerceptionOutcome) -> PerceptionBox {
 /// Frees a perception result. NULL is accepted.
 #[no_mangle]
 pub unsafe extern "C" fn rm_perception_result_free(r: *mut rm_perception_result) {
-    PerceptionBox::free(r)
+    guard_void(|| PerceptionBox::free(r))
 }
 
 /// JSON rendering of a perception result. Free *out_json with rm_string_free().

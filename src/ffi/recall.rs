@@ -5,7 +5,7 @@ use std::ffi::c_char;
 
 use super::arena::{owned, put, slice_ptr, to_json, Arena};
 use super::args::{opt_str, out_ptr, req_str};
-use super::guard::{guard, rm_status};
+use super::guard::{guard, guard_void, rm_status};
 use super::handle::{self, rm_db};
 use super::memory::{c_memory, rm_memory};
 use crate::render;
@@ -237,7 +237,7 @@ fn search_mode(m: SearchMode) -> rm_search_mode {
 /// Frees a recall result and every string it points to. NULL is accepted.
 #[no_mangle]
 pub unsafe extern "C" fn rm_recall_result_free(r: *mut rm_recall_result) {
-    RecallBox::free(r)
+    guard_void(|| RecallBox::free(r))
 }
 
 /// JSON rendering of a recall result ({"memories": [...], "total", "mode",

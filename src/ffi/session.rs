@@ -4,7 +4,7 @@ use std::ffi::c_char;
 
 use super::arena::{owned, put, slice_ptr, to_json, Arena};
 use super::args::{opt_str, out_ptr, req_str};
-use super::guard::{guard, rm_status};
+use super::guard::{guard, guard_void, rm_status};
 use super::handle::{self, rm_db};
 use super::recall::{c_hits, rm_hit};
 use crate::render;
@@ -86,7 +86,7 @@ pub(crate) fn session_result(o: SessionStarted) -> SessionBox {
 /// Frees a session result. NULL is accepted.
 #[no_mangle]
 pub unsafe extern "C" fn rm_session_free(r: *mut rm_session) {
-    SessionBox::free(r)
+    guard_void(|| SessionBox::free(r))
 }
 
 /// JSON rendering of a started session. Free *out_json with rm_string_free().
@@ -164,7 +164,7 @@ pub(crate) fn summary_result(o: SessionEnded) -> SummaryBox {
 /// Frees a session summary. NULL is accepted.
 #[no_mangle]
 pub unsafe extern "C" fn rm_session_summary_free(r: *mut rm_session_summary) {
-    SummaryBox::free(r)
+    guard_void(|| SummaryBox::free(r))
 }
 
 /// JSON rendering of a session summary. Free *out_json with rm_string_free().
