@@ -446,35 +446,6 @@ typedef struct rm_learn_batch_result {
   size_t count;
 } rm_learn_batch_result;
 
-// Optional parameters of rm_recall(). Initialise with rm_recall_options_init().
-typedef struct rm_recall_options {
-  // NULL or blank: the handle's default collection.
-  const char *collection;
-  // Number of results; clamped to 1–100. Default 5.
-  int32_t n;
-  // Minimum confidence, 0–1. Default 0.3.
-  double min_confidence;
-  // Only memories of this session (episode replay). NULL: all.
-  const char *session_id;
-  // JSON object of conditions on the context, AND-ed, at most 10:
-  // {"task.success": true, "params.force.value": {"$lt": 15}}; operators
-  // $lt $lte $gt $gte $ne $eq (ranges compare numbers with numbers and strings
-  // with strings). A memory whose context lacks a path never matches that
-  // condition, $ne included. NULL or {} (no condition): none.
-  const char *context_filter;
-  // JSON {"field": "spatial.object_position", "target": [x, y, z],
-  // "max_distance": 0.1 (optional)}: the n nearest of all memories that
-  // satisfy the other constraints, nearest first, whatever the query's words
-  // (relevance breaks distance ties; a memory without usable coordinates is at
-  // +infinity). NULL: relevance order.
-  const char *spatial_sort;
-  // Fold results that say the same thing into the best-ranked of them: word
-  // sets alike (Jaccard > 0.5, Chinese segmented) and the same success/failure
-  // outcome; numbers may differ. Each hit then lists the ids it stands for
-  // (rm_hit.similar_ids), and n hits are n different facts. Default false.
-  bool group_similar;
-} rm_recall_options;
-
 // A memory as seen from C. All strings are UTF-8, NUL-terminated and owned by
 // the result that contains this struct.
 typedef struct rm_memory {
@@ -510,6 +481,96 @@ typedef struct rm_memory {
   const char *updated_at;
   const char *last_accessed;
 } rm_memory;
+
+// Result of rm_get_memory(). Free with rm_memory_result_free().
+typedef struct rm_memory_result {
+  struct rm_memory memory;
+  const char *const *tags;
+  size_t tag_count;
+} rm_memory_result;
+
+// Result of rm_forget(). Free with rm_forget_result_free().
+typedef struct rm_forget_result {
+  int64_t memory_id;
+  // Content of the forgotten memory ("" when it was found damaged).
+  const char *content;
+  const char *reason;
+} rm_forget_result;
+
+// Result of rm_update(). Free with rm_update_result_free().
+typedef struct rm_update_result {
+  int64_t memory_id;
+  const char *old_content;
+  const char *new_content;
+  // Re-classified category and confidence of the new content.
+  const char *category;
+  double confidence;
+  // The new automatic tags (user tags are kept on the memory).
+  const char *const *tags;
+  size_t tag_count;
+} rm_update_result;
+
+// Optional parameters of rm_save_perception(). Initialise with
+// rm_perception_options_init().
+typedef struct rm_perception_options {
+  // Default RM_PERCEPTION_VISUAL. RM_PERCEPTION_NONE is invalid here.
+  rm_perception_type perception_type;
+  // Sensor data, stored byte for byte (JSON text or binary), at most 4 MiB.
+  // NULL with data_len 0: none.
+  const uint8_t *data;
+  size_t data_len;
+  // JSON metadata (format, units, rate), at most 64 KiB. NULL: none.
+  const char *metadata;
+  // Context JSON object, as for rm_learn(). NULL: none.
+  const char *context;
+  const char *collection;
+  const char *session_id;
+  // User tags, as for rm_learn_options.
+  const char *const *tags;
+  size_t tag_count;
+} rm_perception_options;
+
+// Result of rm_save_perception(). Free with rm_perception_result_free().
+typedef struct rm_perception_result {
+  // Id of the new memory, or of the identical existing one when duplicate.
+  int64_t memory_id;
+  // True when the same description, type, data and metadata are already stored.
+  bool duplicate;
+  rm_dup_method dup_method;
+  rm_perception_type perception_type;
+  const char *collection;
+  // Whether an embedding was stored with it.
+  bool has_embedding;
+} rm_perception_result;
+
+// Optional parameters of rm_recall(). Initialise with rm_recall_options_init().
+typedef struct rm_recall_options {
+  // NULL or blank: the handle's default collection.
+  const char *collection;
+  // Number of results; clamped to 1–100. Default 5.
+  int32_t n;
+  // Minimum confidence, 0–1. Default 0.3.
+  double min_confidence;
+  // Only memories of this session (episode replay). NULL: all.
+  const char *session_id;
+  // JSON object of conditions on the context, AND-ed, at most 10:
+  // {"task.success": true, "params.force.value": {"$lt": 15}}; operators
+  // $lt $lte $gt $gte $ne $eq (ranges compare numbers with numbers and strings
+  // with strings). A memory whose context lacks a path never matches that
+  // condition, $ne included. NULL or {} (no condition): none.
+  const char *context_filter;
+  // JSON {"field": "spatial.object_position", "target": [x, y, z],
+  // "max_distance": 0.1 (optional)}: the n nearest of all memories that
+  // satisfy the other constraints, nearest first, whatever the query's words
+  // (relevance breaks distance ties; a memory without usable coordinates is at
+  // +infinity). NULL: relevance order.
+  const char *spatial_sort;
+  // Fold results that say the same thing into the best-ranked of them: word
+  // sets alike (Jaccard > 0.5, Chinese segmented) and the same success/failure
+  // outcome; numbers may differ. Each hit then lists the ids it stands for
+  // (rm_hit.similar_ids), and n hits are n different facts. Default false.
+  bool group_similar;
+} rm_recall_options;
 
 // One recall result.
 typedef struct rm_hit {
@@ -554,67 +615,6 @@ typedef struct rm_recall_result {
   // Time spent in the search, in milliseconds.
   double query_ms;
 } rm_recall_result;
-
-// Optional parameters of rm_save_perception(). Initialise with
-// rm_perception_options_init().
-typedef struct rm_perception_options {
-  // Default RM_PERCEPTION_VISUAL. RM_PERCEPTION_NONE is invalid here.
-  rm_perception_type perception_type;
-  // Sensor data, stored byte for byte (JSON text or binary), at most 4 MiB.
-  // NULL with data_len 0: none.
-  const uint8_t *data;
-  size_t data_len;
-  // JSON metadata (format, units, rate), at most 64 KiB. NULL: none.
-  const char *metadata;
-  // Context JSON object, as for rm_learn(). NULL: none.
-  const char *context;
-  const char *collection;
-  const char *session_id;
-  // User tags, as for rm_learn_options.
-  const char *const *tags;
-  size_t tag_count;
-} rm_perception_options;
-
-// Result of rm_save_perception(). Free with rm_perception_result_free().
-typedef struct rm_perception_result {
-  // Id of the new memory, or of the identical existing one when duplicate.
-  int64_t memory_id;
-  // True when the same description, type, data and metadata are already stored.
-  bool duplicate;
-  rm_dup_method dup_method;
-  rm_perception_type perception_type;
-  const char *collection;
-  // Whether an embedding was stored with it.
-  bool has_embedding;
-} rm_perception_result;
-
-// Result of rm_get_memory(). Free with rm_memory_result_free().
-typedef struct rm_memory_result {
-  struct rm_memory memory;
-  const char *const *tags;
-  size_t tag_count;
-} rm_memory_result;
-
-// Result of rm_forget(). Free with rm_forget_result_free().
-typedef struct rm_forget_result {
-  int64_t memory_id;
-  // Content of the forgotten memory ("" when it was found damaged).
-  const char *content;
-  const char *reason;
-} rm_forget_result;
-
-// Result of rm_update(). Free with rm_update_result_free().
-typedef struct rm_update_result {
-  int64_t memory_id;
-  const char *old_content;
-  const char *new_content;
-  // Re-classified category and confidence of the new content.
-  const char *category;
-  double confidence;
-  // The new automatic tags (user tags are kept on the memory).
-  const char *const *tags;
-  size_t tag_count;
-} rm_update_result;
 
 // Result of rm_start_session(). Free with rm_session_free().
 typedef struct rm_session {
@@ -805,6 +805,100 @@ rm_status rm_learn(struct rm_db *db,
                    const struct rm_learn_options *opts,
                    struct rm_learn_result **out);
 
+// Frees a learn result. NULL is accepted.
+void rm_learn_result_free(struct rm_learn_result *r);
+
+// JSON rendering of a learn result ({"status": "created", ...} or
+// {"status": "duplicate", ...}). Free *out_json with rm_string_free().
+rm_status rm_learn_result_json(const struct rm_learn_result *r,
+                               char **out_json);
+
+// Reads one memory by id, whatever its status, with its tags.
+//
+// Errors: RM_INVALID_ARGUMENT (NULL out, id <= 0), RM_NOT_FOUND, RM_CLOSED,
+// RM_CORRUPT (the memory's text does not match its stored checksum: it is never
+// returned damaged).
+// Ownership: free *out with rm_memory_result_free(). Thread-safe.
+rm_status rm_get_memory(struct rm_db *db,
+                        int64_t memory_id,
+                        struct rm_memory_result **out);
+
+// Frees a memory result. NULL is accepted.
+void rm_memory_result_free(struct rm_memory_result *r);
+
+// JSON rendering of one memory. Free *out_json with rm_string_free().
+rm_status rm_memory_result_json(const struct rm_memory_result *r,
+                                char **out_json);
+
+// Forgets a memory (soft delete): it keeps its row, reason and time for audit
+// but leaves every search. `reason` is required (1–500 characters). A memory
+// found damaged (RM_CORRUPT from a read) can be forgotten; its result's content
+// is then "" (the damaged text is not returned).
+//
+// Errors: RM_INVALID_ARGUMENT (id <= 0, NULL/blank reason), RM_NOT_FOUND,
+// RM_INVALID_STATE (already forgotten or superseded), RM_CLOSED, RM_BUSY, RM_FULL.
+// Ownership: free *out with rm_forget_result_free(); `out` may be NULL. Thread-safe.
+rm_status rm_forget(struct rm_db *db,
+                    int64_t memory_id,
+                    const char *reason,
+                    struct rm_forget_result **out);
+
+// Frees a forget result. NULL is accepted.
+void rm_forget_result_free(struct rm_forget_result *r);
+
+// JSON rendering of a forget result. Free *out_json with rm_string_free().
+rm_status rm_forget_result_json(const struct rm_forget_result *r,
+                                char **out_json);
+
+// Replaces an active memory's content (1–300 characters after trimming) and,
+// when `context` is not NULL, its context ("" clears it to {"source": ...});
+// NULL keeps the current context. The memory is re-classified, its
+// hash, summary, index entry and automatic tags are refreshed (user tags kept).
+//
+// Errors: RM_INVALID_ARGUMENT, RM_NOT_FOUND, RM_INVALID_STATE (forgotten or
+// superseded), RM_DUPLICATE (another active memory of the collection already has
+// exactly this content; nothing changed), RM_CLOSED, RM_BUSY, RM_FULL.
+// Ownership: free *out with rm_update_result_free(); `out` may be NULL. Thread-safe.
+rm_status rm_update(struct rm_db *db,
+                    int64_t memory_id,
+                    const char *new_content,
+                    const char *context,
+                    struct rm_update_result **out);
+
+// Frees an update result. NULL is accepted.
+void rm_update_result_free(struct rm_update_result *r);
+
+// JSON rendering of an update result. Free *out_json with rm_string_free().
+rm_status rm_update_result_json(const struct rm_update_result *r,
+                                char **out_json);
+
+// Sets `opts` to the defaults (visual, no data, everything else NULL).
+//
+// Errors: RM_INVALID_ARGUMENT if `opts` is NULL.
+rm_status rm_perception_options_init(struct rm_perception_options *opts);
+
+// Stores perception / trajectory / force data with a description (5–300
+// characters after trimming). The same description, type, data and metadata
+// already stored in the collection is reported as a duplicate, not stored twice.
+//
+// Errors: RM_INVALID_ARGUMENT (short/blank/oversize description, unknown
+// perception type, data NULL with data_len > 0, data > 4 MiB, metadata not JSON),
+// RM_NOT_FOUND (unknown session_id), RM_INVALID_STATE (the session has ended),
+// RM_CLOSED, RM_BUSY, RM_FULL, RM_IO.
+// Ownership: free *out with rm_perception_result_free(); `out` may be NULL.
+// Thread-safe.
+rm_status rm_save_perception(struct rm_db *db,
+                             const char *description,
+                             const struct rm_perception_options *opts,
+                             struct rm_perception_result **out);
+
+// Frees a perception result. NULL is accepted.
+void rm_perception_result_free(struct rm_perception_result *r);
+
+// JSON rendering of a perception result. Free *out_json with rm_string_free().
+rm_status rm_perception_result_json(const struct rm_perception_result *r,
+                                    char **out_json);
+
 // Sets `opts` to the defaults (n = 5, min_confidence = 0.3, group_similar false,
 // everything else NULL).
 //
@@ -834,63 +928,14 @@ rm_status rm_recall(struct rm_db *db,
                     const struct rm_recall_options *opts,
                     struct rm_recall_result **out);
 
-// Sets `opts` to the defaults (visual, no data, everything else NULL).
-//
-// Errors: RM_INVALID_ARGUMENT if `opts` is NULL.
-rm_status rm_perception_options_init(struct rm_perception_options *opts);
+// Frees a recall result and every string it points to. NULL is accepted.
+void rm_recall_result_free(struct rm_recall_result *r);
 
-// Stores perception / trajectory / force data with a description (5–300
-// characters after trimming). The same description, type, data and metadata
-// already stored in the collection is reported as a duplicate, not stored twice.
-//
-// Errors: RM_INVALID_ARGUMENT (short/blank/oversize description, unknown
-// perception type, data NULL with data_len > 0, data > 4 MiB, metadata not JSON),
-// RM_NOT_FOUND (unknown session_id), RM_INVALID_STATE (the session has ended),
-// RM_CLOSED, RM_BUSY, RM_FULL, RM_IO.
-// Ownership: free *out with rm_perception_result_free(); `out` may be NULL.
-// Thread-safe.
-rm_status rm_save_perception(struct rm_db *db,
-                             const char *description,
-                             const struct rm_perception_options *opts,
-                             struct rm_perception_result **out);
-
-// Reads one memory by id, whatever its status, with its tags.
-//
-// Errors: RM_INVALID_ARGUMENT (NULL out, id <= 0), RM_NOT_FOUND, RM_CLOSED,
-// RM_CORRUPT (the memory's text does not match its stored checksum: it is never
-// returned damaged).
-// Ownership: free *out with rm_memory_result_free(). Thread-safe.
-rm_status rm_get_memory(struct rm_db *db,
-                        int64_t memory_id,
-                        struct rm_memory_result **out);
-
-// Forgets a memory (soft delete): it keeps its row, reason and time for audit
-// but leaves every search. `reason` is required (1–500 characters). A memory
-// found damaged (RM_CORRUPT from a read) can be forgotten; its result's content
-// is then "" (the damaged text is not returned).
-//
-// Errors: RM_INVALID_ARGUMENT (id <= 0, NULL/blank reason), RM_NOT_FOUND,
-// RM_INVALID_STATE (already forgotten or superseded), RM_CLOSED, RM_BUSY, RM_FULL.
-// Ownership: free *out with rm_forget_result_free(); `out` may be NULL. Thread-safe.
-rm_status rm_forget(struct rm_db *db,
-                    int64_t memory_id,
-                    const char *reason,
-                    struct rm_forget_result **out);
-
-// Replaces an active memory's content (1–300 characters after trimming) and,
-// when `context` is not NULL, its context ("" clears it to {"source": ...});
-// NULL keeps the current context. The memory is re-classified, its
-// hash, summary, index entry and automatic tags are refreshed (user tags kept).
-//
-// Errors: RM_INVALID_ARGUMENT, RM_NOT_FOUND, RM_INVALID_STATE (forgotten or
-// superseded), RM_DUPLICATE (another active memory of the collection already has
-// exactly this content; nothing changed), RM_CLOSED, RM_BUSY, RM_FULL.
-// Ownership: free *out with rm_update_result_free(); `out` may be NULL. Thread-safe.
-rm_status rm_update(struct rm_db *db,
-                    int64_t memory_id,
-                    const char *new_content,
-                    const char *context,
-                    struct rm_update_result **out);
+// JSON rendering of a recall result ({"memories": [...], "total", "mode",
+// "query_vector", "query_ms"}; each memory with "_rrf_score", "_matched" and,
+// when known, "_lexical", "_cosine", "_distance"). Free *out_json with rm_string_free().
+rm_status rm_recall_result_json(const struct rm_recall_result *r,
+                                char **out_json);
 
 // Begins an episode in `collection` (NULL: default) with an optional context
 // JSON (robot, environment, task; at most 64 KiB).
@@ -917,51 +962,6 @@ rm_status rm_end_session(struct rm_db *db,
                          const char *session_id,
                          const double *outcome_score,
                          struct rm_session_summary **out);
-
-// Frees a recall result and every string it points to. NULL is accepted.
-void rm_recall_result_free(struct rm_recall_result *r);
-
-// JSON rendering of a recall result ({"memories": [...], "total", "mode",
-// "query_vector", "query_ms"}; each memory with "_rrf_score", "_matched" and,
-// when known, "_lexical", "_cosine", "_distance"). Free *out_json with rm_string_free().
-rm_status rm_recall_result_json(const struct rm_recall_result *r,
-                                char **out_json);
-
-// Frees a learn result. NULL is accepted.
-void rm_learn_result_free(struct rm_learn_result *r);
-
-// JSON rendering of a learn result ({"status": "created", ...} or
-// {"status": "duplicate", ...}). Free *out_json with rm_string_free().
-rm_status rm_learn_result_json(const struct rm_learn_result *r,
-                               char **out_json);
-
-// Frees a memory result. NULL is accepted.
-void rm_memory_result_free(struct rm_memory_result *r);
-
-// JSON rendering of one memory. Free *out_json with rm_string_free().
-rm_status rm_memory_result_json(const struct rm_memory_result *r,
-                                char **out_json);
-
-// Frees a perception result. NULL is accepted.
-void rm_perception_result_free(struct rm_perception_result *r);
-
-// JSON rendering of a perception result. Free *out_json with rm_string_free().
-rm_status rm_perception_result_json(const struct rm_perception_result *r,
-                                    char **out_json);
-
-// Frees a forget result. NULL is accepted.
-void rm_forget_result_free(struct rm_forget_result *r);
-
-// JSON rendering of a forget result. Free *out_json with rm_string_free().
-rm_status rm_forget_result_json(const struct rm_forget_result *r,
-                                char **out_json);
-
-// Frees an update result. NULL is accepted.
-void rm_update_result_free(struct rm_update_result *r);
-
-// JSON rendering of an update result. Free *out_json with rm_string_free().
-rm_status rm_update_result_json(const struct rm_update_result *r,
-                                char **out_json);
 
 // Frees a session result. NULL is accepted.
 void rm_session_free(struct rm_session *r);

@@ -2,9 +2,11 @@
 
 use std::ffi::c_char;
 
-use super::ops::{learn_request, rm_learn_options};
-use super::results::{learn_public, owned, rm_learn_result, to_json, Arena};
-use super::{guard, out_ptr, req_str, rm_status};
+use super::arena::{owned, slice_ptr, to_json, Arena};
+use super::args::{out_ptr, req_str};
+use super::guard::{guard, guard_void, rm_status};
+use super::handle::{self, rm_db};
+use super::memory::{learn_public, learn_request, rm_learn_options, rm_learn_result};
 use crate::types::*;
 
 /// Whether vector search works on a handle.
@@ -45,10 +47,10 @@ owned!(InfoBox, rm_embedding_info, EmbeddingStatus, {});
 /// Errors: RM_INVALID_ARGUMENT (NULL out), RM_CLOSED, RM_IO.
 /// Ownership: free *out with rm_embedding_info_free(). Thread-safe.
 #[no_mangle]
-pub unsafe extern "C" fn rm_embedding_status(db: *mut super::rm_db, out: *mut *mut rm_embedding_info) -> rm_status {
+pub unsafe extern "C" fn rm_embedding_status(db: *mut rm_db, out: *mut *mut rm_embedding_info) -> rm_status {
     guard(|| {
         out_ptr(out, "out")?;
-        let s = super::db(db)?.embedding_status()?;
+        let s = handle::db(db)?.embedding_status()?;
         let mut arena = Arena::default();
         let public = rm_embedding_info {
             state: match s.state {
@@ -72,13 +74,13 @@ pub unsafe extern "C" fn rm_embedding_status(db: *mut super::rm_db, out: *mut *m
 /// Frees an embedding status. NULL is accepted.
 #[no_mangle]
 pub unsafe extern "C" fn rm_embedding_info_free(r: *mut rm_embedding_info) {
-    InfoBox::free(r)
+    guard_void(|| InfoBox::free(r))
 }
 
 /// JSON rendering of an embedding status. Free *out_json with rm_string_free().
 #[no_mangle]
 pub unsafe extern "C" fn rm_embedding_info_json(r: *const rm_embedding_info, out_json: *mut *mut c_char) -> rm_status {
-    to_json(InfoBox::from_raw(r).map(|b| &b.rust), crate::render::embedding_status, out_json)
+    guard(|| to_json(InfoBox::from_raw(r).map(|b| &b.rust), crate::render::embedding_status, out_json))
 }
 
 /// Output of rm_reembed() (a plain struct the caller owns).
@@ -104,9 +106,9 @@ pub struct rm_reembed_result {
 /// rm_embedding_status()), RM_INVALID_STATE (another process changed the model
 /// meanwhile), RM_CLOSED, RM_BUSY, RM_FULL, RM_IO. Thread-safe.
 #[no_mangle]
-pub unsafe extern "C" fn rm_reembed(db: *mut super::rm_db, limit: usize, out: *mut rm_reembed_result) -> rm_status {
+pub unsafe extern "C" fn rm_reembed(db: *mut rm_db, limit: usize, out: *mut rm_reembed_result) -> rm_status {
     guard(|| {
-        let r = super::db(db)?.reembed(limit)?;
+        let r = handle::db(db)?.reembed(limit)?;
         if !out.is_null() {
             // SAFETY: checked non-NULL; the caller owns a writable rm_reembed_result.
             unsafe {
@@ -150,13 +152,13 @@ pub const RM_MAX_BATCH: usize = 10_000;
 /// Ownership: free *out with rm_learn_batch_result_free(). Thread-safe.
 #[no_mangle]
 pub unsafe extern "C" fn rm_learn_batch(
-    db: *mut super::rm_db,
+    db: *mut rm_db,
     items: *const rm_learn_item,
     count: usize,
     out: *mut *mut rm_learn_batch_result,
 ) -> rm_status {
     guard(|| {
-        let db = super::db(db)?;
+        let db = handle::db(db)?;
         if count > RM_MAX_BATCH {
             return Err(crate::Error::invalid(format!("count {count} exceeds RM_MAX_BATCH ({RM_MAX_BATCH})")));
         }
@@ -176,10 +178,7 @@ pub unsafe extern "C" fn rm_learn_batch(
         if !out.is_null() {
             let mut arena = Arena::default();
             let items: Vec<rm_learn_result> = outcomes.iter().map(|o| learn_public(o, &mut arena)).collect();
-            let public = rm_learn_batch_result {
-                results: if items.is_empty() { std::ptr::null() } else { items.as_ptr() },
-                count: items.len(),
-            };
+            let public = rm_learn_batch_result { results: slice_ptr(&items), count: items.len() };
             // SAFETY: checked non-NULL.
             unsafe { *out = BatchBox { public, arena, rust: outcomes, items }.into_raw() };
         }
@@ -190,7 +189,7 @@ pub unsafe extern "C" fn rm_learn_batch(
 /// Frees a batch learn result. NULL is accepted.
 #[no_mangle]
 pub unsafe extern "C" fn rm_learn_batch_result_free(r: *mut rm_learn_batch_result) {
-    BatchBox::free(r)
+    guard_void(|| BatchBox::free(r))
 }
 
 /// JSON rendering of a batch learn result (an array of rm_learn_result_json()
@@ -200,9 +199,11 @@ pub unsafe extern "C" fn rm_learn_batch_result_json(
     r: *const rm_learn_batch_result,
     out_json: *mut *mut c_char,
 ) -> rm_status {
-    to_json(
-        BatchBox::from_raw(r).map(|b| &b.rust),
-        |v: &Vec<LearnOutcome>| serde_json::Value::Array(v.iter().map(crate::render::learn).collect()),
-        out_json,
-    )
+    guard(|| {
+        to_json(
+            BatchBox::from_raw(r).map(|b| &b.rust),
+            |v: &Vec<LearnOutcome>| serde_json::Value::Array(v.iter().map(crate::render::learn).collect()),
+            out_json,
+        )
+    })
 }

@@ -1,12 +1,113 @@
-//! Recall results of the C ABI: hits with their relevance signals, the search
-//! mode and what became of the query's embedding.
+//! Recall: its options, the hits with their relevance signals, the search mode,
+//! what became of the query's embedding, and the recall result.
 
 use std::ffi::c_char;
 
-use super::results::{c_memory, owned, slice_ptr, to_json, Arena};
-use super::{rm_memory, rm_status};
+use super::arena::{owned, put, slice_ptr, to_json, Arena};
+use super::args::{opt_str, out_ptr, req_str};
+use super::guard::{guard, guard_void, rm_status};
+use super::handle::{self, rm_db};
+use super::memory::{c_memory, rm_memory};
 use crate::render;
 use crate::types::*;
+
+/// Optional parameters of rm_recall(). Initialise with rm_recall_options_init().
+#[repr(C)]
+pub struct rm_recall_options {
+    /// NULL or blank: the handle's default collection.
+    pub collection: *const c_char,
+    /// Number of results; clamped to 1–100. Default 5.
+    pub n: i32,
+    /// Minimum confidence, 0–1. Default 0.3.
+    pub min_confidence: f64,
+    /// Only memories of this session (episode replay). NULL: all.
+    pub session_id: *const c_char,
+    /// JSON object of conditions on the context, AND-ed, at most 10:
+    /// {"task.success": true, "params.force.value": {"$lt": 15}}; operators
+    /// $lt $lte $gt $gte $ne $eq (ranges compare numbers with numbers and strings
+    /// with strings). A memory whose context lacks a path never matches that
+    /// condition, $ne included. NULL or {} (no condition): none.
+    pub context_filter: *const c_char,
+    /// JSON {"field": "spatial.object_position", "target": [x, y, z],
+    /// "max_distance": 0.1 (optional)}: the n nearest of all memories that
+    /// satisfy the other constraints, nearest first, whatever the query's words
+    /// (relevance breaks distance ties; a memory without usable coordinates is at
+    /// +infinity). NULL: relevance order.
+    pub spatial_sort: *const c_char,
+    /// Fold results that say the same thing into the best-ranked of them: word
+    /// sets alike (Jaccard > 0.5, Chinese segmented) and the same success/failure
+    /// outcome; numbers may differ. Each hit then lists the ids it stands for
+    /// (rm_hit.similar_ids), and n hits are n different facts. Default false.
+    pub group_similar: bool,
+}
+
+/// Sets `opts` to the defaults (n = 5, min_confidence = 0.3, group_similar false,
+/// everything else NULL).
+///
+/// Errors: RM_INVALID_ARGUMENT if `opts` is NULL.
+#[no_mangle]
+pub unsafe extern "C" fn rm_recall_options_init(opts: *mut rm_recall_options) -> rm_status {
+    guard(|| {
+        out_ptr(opts, "opts")?;
+        let d = RecallRequest::default();
+        let v = rm_recall_options {
+            collection: std::ptr::null(),
+            n: d.n as i32,
+            min_confidence: d.min_confidence,
+            session_id: std::ptr::null(),
+            context_filter: std::ptr::null(),
+            spatial_sort: std::ptr::null(),
+            group_similar: d.group_similar,
+        };
+        // SAFETY: checked non-NULL.
+        unsafe { opts.write(v) };
+        Ok(())
+    })
+}
+
+/// Returns the memories most relevant to `query` (BM25 over the content, Chinese
+/// segmented; fused with vector similarity when an embedder is loaded), after
+/// the real-world boost, within the constraints in `opts` (NULL: defaults).
+/// Without context_filter, session_id and spatial_sort only memories that match
+/// the query are returned (a shared word, or a vector above the model's cosine
+/// floor). With any of them the constraints hold over all memories: the result
+/// has min(n, memories satisfying them) hits — the query's matches first by
+/// score, then the newest others that satisfy them (hit.matched false, score 0);
+/// with spatial_sort the n nearest of all that satisfy them. A query with no
+/// searchable word (e.g. "*") lists the newest memories within the constraints.
+/// Recall does not wait for writers (access counters are written later).
+///
+/// Errors: RM_INVALID_ARGUMENT (NULL out, blank or > 1000-character query,
+/// min_confidence outside 0–1 or NaN, malformed context_filter / spatial_sort,
+/// more than 10 conditions, unknown operator, target not an array of numbers),
+/// RM_CLOSED, RM_IO, RM_CORRUPT (a memory it would return does not match its
+/// stored checksum: the message names its id; forget it or restore a backup).
+/// Ownership: free *out with rm_recall_result_free(). Thread-safe.
+#[no_mangle]
+pub unsafe extern "C" fn rm_recall(
+    db: *mut rm_db,
+    query: *const c_char,
+    opts: *const rm_recall_options,
+    out: *mut *mut rm_recall_result,
+) -> rm_status {
+    guard(|| {
+        out_ptr(out, "out")?;
+        let db = handle::db(db)?;
+        let mut req = RecallRequest { query: req_str(query, "query")?, ..Default::default() };
+        if let Some(o) = opts.as_ref() {
+            req.collection = opt_str(o.collection, "opts.collection")?;
+            req.n = o.n as i64;
+            req.min_confidence = o.min_confidence;
+            req.session_id = opt_str(o.session_id, "opts.session_id")?;
+            req.context_filter = opt_str(o.context_filter, "opts.context_filter")?;
+            req.spatial_sort = opt_str(o.spatial_sort, "opts.spatial_sort")?;
+            req.group_similar = o.group_similar;
+        }
+        let r = db.recall(&req)?;
+        put(out, recall_result(r), RecallBox::into_raw);
+        Ok(())
+    })
+}
 
 /// Which ranked lists produced a recall.
 #[repr(i32)]
@@ -87,7 +188,8 @@ pub(crate) fn c_hits(hits: &[Hit], a: &mut Arena) -> Vec<rm_hit> {
         .collect()
 }
 
-// --- recall ----------------------------------------------------------------
+// ---------------------------------------------------------------------------
+// The recall result
 
 /// Result of rm_recall(). Free with rm_recall_result_free().
 #[repr(C)]
@@ -135,7 +237,7 @@ fn search_mode(m: SearchMode) -> rm_search_mode {
 /// Frees a recall result and every string it points to. NULL is accepted.
 #[no_mangle]
 pub unsafe extern "C" fn rm_recall_result_free(r: *mut rm_recall_result) {
-    RecallBox::free(r)
+    guard_void(|| RecallBox::free(r))
 }
 
 /// JSON rendering of a recall result ({"memories": [...], "total", "mode",
@@ -143,5 +245,5 @@ pub unsafe extern "C" fn rm_recall_result_free(r: *mut rm_recall_result) {
 /// when known, "_lexical", "_cosine", "_distance"). Free *out_json with rm_string_free().
 #[no_mangle]
 pub unsafe extern "C" fn rm_recall_result_json(r: *const rm_recall_result, out_json: *mut *mut c_char) -> rm_status {
-    to_json(RecallBox::from_raw(r).map(|b| &b.rust), render::recall, out_json)
+    guard(|| to_json(RecallBox::from_raw(r).map(|b| &b.rust), render::recall, out_json))
 }

@@ -1,16 +1,17 @@
-//! Result structs the library allocates, and their free / JSON functions.
-//!
-//! Each public `rm_*_result` struct is the first field of a private `#[repr(C)]`
-//! box that also owns the strings and arrays it points to, plus the Rust value
-//! for the JSON rendering. Freeing the public pointer frees the whole box.
+//! A memory: `rm_memory` and its enums, and the operations on one memory —
+//! rm_learn (with its options and result), rm_get_memory, rm_forget, rm_update —
+//! with their results' free and JSON functions.
 
-use std::ffi::{c_char, CString};
+use std::ffi::c_char;
 use std::ptr;
 
 use serde_json::Value;
 
-use super::recall::{c_hits, rm_hit};
-use super::{guard, out_ptr, rm_status, to_cstring};
+use super::arena::{owned, put, to_json, Arena};
+use super::args::{opt_str, out_ptr, req_str, tag_list};
+use super::guard::{guard, guard_void, rm_status};
+use super::handle::{self, rm_db};
+use crate::error::Error;
 use crate::render;
 use crate::types::*;
 
@@ -78,7 +79,7 @@ pub enum rm_dup_method {
     RM_DUP_COSINE = 3,
 }
 
-fn dup_method(d: &Option<Duplicate>) -> (bool, rm_dup_method, f64) {
+pub(crate) fn dup_method(d: &Option<Duplicate>) -> (bool, rm_dup_method, f64) {
     match d {
         None => (false, rm_dup_method::RM_DUP_NONE, 0.0),
         Some(d) => (
@@ -90,32 +91,6 @@ fn dup_method(d: &Option<Duplicate>) -> (bool, rm_dup_method, f64) {
             },
             d.similarity,
         ),
-    }
-}
-
-/// Owns C strings and arrays; pointers into it stay valid while it lives.
-#[derive(Default)]
-pub(crate) struct Arena {
-    strings: Vec<CString>,
-    lists: Vec<Vec<*const c_char>>,
-}
-
-impl Arena {
-    pub(crate) fn str(&mut self, s: &str) -> *const c_char {
-        let c = to_cstring(s);
-        let p = c.as_ptr();
-        self.strings.push(c);
-        p
-    }
-    pub(crate) fn opt(&mut self, s: Option<&str>) -> *const c_char {
-        s.map_or(ptr::null(), |s| self.str(s))
-    }
-    pub(crate) fn list(&mut self, items: &[String]) -> (*const *const c_char, usize) {
-        let v: Vec<*const c_char> = items.iter().map(|s| self.str(s)).collect();
-        let p = if v.is_empty() { ptr::null() } else { v.as_ptr() };
-        let n = v.len();
-        self.lists.push(v);
-        (p, n)
     }
 }
 
@@ -196,58 +171,95 @@ pub(crate) fn c_memory(m: &Memory, a: &mut Arena) -> rm_memory {
     }
 }
 
-pub(crate) fn slice_ptr<T>(v: &[T]) -> *const T {
-    if v.is_empty() {
-        ptr::null()
-    } else {
-        v.as_ptr()
-    }
+// ---------------------------------------------------------------------------
+// rm_learn
+
+/// Optional parameters of rm_learn(). Initialise with rm_learn_options_init().
+#[repr(C)]
+pub struct rm_learn_options {
+    /// Context: a JSON object (params / spatial / robot / task / env ...) or free
+    /// text (kept as "user_context"), at most 64 KiB. NULL: none.
+    pub context: *const c_char,
+    /// Collection (namespace). NULL or blank: the handle's default collection.
+    pub collection: *const c_char,
+    /// Session from rm_start_session(). NULL or blank: none.
+    pub session_id: *const c_char,
+    /// User tags (UTF-8, normalised: "Robot Arm" → "robot_arm"; at most 20 of 1–64
+    /// characters), kept when the memory is updated. NULL with tag_count 0: none.
+    pub tags: *const *const c_char,
+    pub tag_count: usize,
 }
 
-/// Declares a boxed result: the public struct first, then what it points into.
-macro_rules! owned {
-    ($boxed:ident, $public:ty, $rust:ty, { $($extra:ident : $ety:ty),* }) => {
-        #[repr(C)]
-        pub(crate) struct $boxed {
-            public: $public,
-            arena: Arena,
-            rust: $rust,
-            $($extra: $ety,)*
-        }
-        impl $boxed {
-            pub(crate) fn into_raw(self) -> *mut $public {
-                Box::into_raw(Box::new(self)) as *mut $public
-            }
-            /// # Safety
-            /// `p` is NULL or was returned by `into_raw` and not freed.
-            unsafe fn from_raw<'a>(p: *const $public) -> Option<&'a $boxed> {
-                (p as *const $boxed).as_ref()
-            }
-            /// # Safety
-            /// As `from_raw`; `p` is not used afterwards.
-            unsafe fn free(p: *mut $public) {
-                if !p.is_null() {
-                    drop(Box::from_raw(p as *mut $boxed));
-                }
-            }
-        }
-    };
-}
-pub(crate) use owned;
-
-/// Writes the JSON rendering of a result to `*out_json` (free with rm_string_free).
-pub(crate) fn to_json<T>(found: Option<&T>, render: impl FnOnce(&T) -> Value, out_json: *mut *mut c_char) -> rm_status {
+/// Sets every field of `opts` to its default (all NULL).
+///
+/// Errors: RM_INVALID_ARGUMENT if `opts` is NULL.
+#[no_mangle]
+pub unsafe extern "C" fn rm_learn_options_init(opts: *mut rm_learn_options) -> rm_status {
     guard(|| {
-        out_ptr(out_json, "out_json")?;
-        let r = found.ok_or_else(|| crate::Error::invalid("result is NULL"))?;
-        let text = to_cstring(&render(r).to_string());
-        // SAFETY: out_json checked non-NULL.
-        unsafe { *out_json = text.into_raw() };
+        out_ptr(opts, "opts")?;
+        let d = rm_learn_options {
+            context: std::ptr::null(),
+            collection: std::ptr::null(),
+            session_id: std::ptr::null(),
+            tags: std::ptr::null(),
+            tag_count: 0,
+        };
+        // SAFETY: checked non-NULL.
+        unsafe { opts.write(d) };
         Ok(())
     })
 }
 
-// --- learn -----------------------------------------------------------------
+/// Stores an experience ("grip_force=12.5N works best because ...").
+///
+/// The insight (UTF-8, 1–300 characters after trimming) is classified (category,
+/// confidence, tags, scope) and checked for duplicates in its collection: an
+/// exact copy or a near-identical text with the same numbers is not stored again;
+/// the result then has duplicate=true and the existing memory's id. `opts` may be
+/// NULL. `out` may be NULL when the result is not needed.
+///
+/// Errors: RM_INVALID_ARGUMENT (NULL/blank/oversize insight, invalid UTF-8, context
+/// that starts like JSON but does not parse, context > 64 KiB, bad tags), RM_NOT_FOUND
+/// (unknown session_id), RM_INVALID_STATE (the session has ended and the insight is
+/// not a duplicate: a duplicate is reported as such, nothing is written), RM_CLOSED,
+/// RM_BUSY, RM_FULL, RM_IO.
+/// Ownership: free *out with rm_learn_result_free(). Thread-safe; writes of several
+/// threads at once share one commit (each still returns only once it is durable).
+#[no_mangle]
+pub unsafe extern "C" fn rm_learn(
+    db: *mut rm_db,
+    insight: *const c_char,
+    opts: *const rm_learn_options,
+    out: *mut *mut rm_learn_result,
+) -> rm_status {
+    guard(|| {
+        let db = handle::db(db)?;
+        let insight = req_str(insight, "insight")?;
+        let (req, tags) = learn_request(insight, opts)?;
+        let r = db.learn(&LearnRequest { tags: &tags, ..req })?;
+        put(out, learn_result(r), LearnBox::into_raw);
+        Ok(())
+    })
+}
+
+/// A learn request from C arguments: the request (without tags) and the tags.
+///
+/// # Safety
+/// `opts` is NULL or points to a valid rm_learn_options for the call.
+pub(crate) unsafe fn learn_request<'a>(
+    insight: &'a str,
+    opts: *const rm_learn_options,
+) -> Result<(LearnRequest<'a>, Vec<&'a str>), Error> {
+    let mut req = LearnRequest { insight, ..Default::default() };
+    let mut tags = Vec::new();
+    if let Some(o) = opts.as_ref() {
+        req.context = opt_str(o.context, "opts.context")?;
+        req.collection = opt_str(o.collection, "opts.collection")?;
+        req.session_id = opt_str(o.session_id, "opts.session_id")?;
+        tags = tag_list(o.tags, o.tag_count)?;
+    }
+    Ok((req, tags))
+}
 
 /// Result of rm_learn(). Free with rm_learn_result_free().
 #[repr(C)]
@@ -304,17 +316,36 @@ pub(crate) fn learn_public(o: &LearnOutcome, arena: &mut Arena) -> rm_learn_resu
 /// Frees a learn result. NULL is accepted.
 #[no_mangle]
 pub unsafe extern "C" fn rm_learn_result_free(r: *mut rm_learn_result) {
-    LearnBox::free(r)
+    guard_void(|| LearnBox::free(r))
 }
 
 /// JSON rendering of a learn result ({"status": "created", ...} or
 /// {"status": "duplicate", ...}). Free *out_json with rm_string_free().
 #[no_mangle]
 pub unsafe extern "C" fn rm_learn_result_json(r: *const rm_learn_result, out_json: *mut *mut c_char) -> rm_status {
-    to_json(LearnBox::from_raw(r).map(|b| &b.rust), render::learn, out_json)
+    guard(|| to_json(LearnBox::from_raw(r).map(|b| &b.rust), render::learn, out_json))
 }
 
-// --- single memory -----------------------------------------------------------
+// ---------------------------------------------------------------------------
+// rm_get_memory
+
+/// Reads one memory by id, whatever its status, with its tags.
+///
+/// Errors: RM_INVALID_ARGUMENT (NULL out, id <= 0), RM_NOT_FOUND, RM_CLOSED,
+/// RM_CORRUPT (the memory's text does not match its stored checksum: it is never
+/// returned damaged).
+/// Ownership: free *out with rm_memory_result_free(). Thread-safe.
+#[no_mangle]
+pub extern "C" fn rm_get_memory(db: *mut rm_db, memory_id: i64, out: *mut *mut rm_memory_result) -> rm_status {
+    guard(|| {
+        out_ptr(out, "out")?;
+        let db = handle::db(db)?;
+        let m = db.get(memory_id)?;
+        let tags = db.tags(memory_id)?;
+        put(out, memory_result(m, tags), MemoryBox::into_raw);
+        Ok(())
+    })
+}
 
 /// Result of rm_get_memory(). Free with rm_memory_result_free().
 #[repr(C)]
@@ -336,63 +367,40 @@ pub(crate) fn memory_result(m: Memory, tags: Vec<String>) -> MemoryBox {
 /// Frees a memory result. NULL is accepted.
 #[no_mangle]
 pub unsafe extern "C" fn rm_memory_result_free(r: *mut rm_memory_result) {
-    MemoryBox::free(r)
+    guard_void(|| MemoryBox::free(r))
 }
 
 /// JSON rendering of one memory. Free *out_json with rm_string_free().
 #[no_mangle]
 pub unsafe extern "C" fn rm_memory_result_json(r: *const rm_memory_result, out_json: *mut *mut c_char) -> rm_status {
-    to_json(MemoryBox::from_raw(r).map(|b| &b.rust), render::memory, out_json)
+    guard(|| to_json(MemoryBox::from_raw(r).map(|b| &b.rust), render::memory, out_json))
 }
 
-// --- perception --------------------------------------------------------------
+// ---------------------------------------------------------------------------
+// rm_forget
 
-/// Result of rm_save_perception(). Free with rm_perception_result_free().
-#[repr(C)]
-pub struct rm_perception_result {
-    /// Id of the new memory, or of the identical existing one when duplicate.
-    pub memory_id: i64,
-    /// True when the same description, type, data and metadata are already stored.
-    pub duplicate: bool,
-    pub dup_method: rm_dup_method,
-    pub perception_type: rm_perception_type,
-    pub collection: *const c_char,
-    /// Whether an embedding was stored with it.
-    pub has_embedding: bool,
-}
-
-owned!(PerceptionBox, rm_perception_result, PerceptionOutcome, {});
-
-pub(crate) fn perception_result(o: PerceptionOutcome) -> PerceptionBox {
-    let mut arena = Arena::default();
-    let (duplicate, dup_method, _) = dup_method(&o.duplicate);
-    let public = rm_perception_result {
-        memory_id: o.memory_id,
-        duplicate,
-        dup_method,
-        perception_type: Some(o.perception_type).into(),
-        collection: arena.str(&o.collection),
-        has_embedding: o.has_embedding,
-    };
-    PerceptionBox { public, arena, rust: o }
-}
-
-/// Frees a perception result. NULL is accepted.
+/// Forgets a memory (soft delete): it keeps its row, reason and time for audit
+/// but leaves every search. `reason` is required (1–500 characters). A memory
+/// found damaged (RM_CORRUPT from a read) can be forgotten; its result's content
+/// is then "" (the damaged text is not returned).
+///
+/// Errors: RM_INVALID_ARGUMENT (id <= 0, NULL/blank reason), RM_NOT_FOUND,
+/// RM_INVALID_STATE (already forgotten or superseded), RM_CLOSED, RM_BUSY, RM_FULL.
+/// Ownership: free *out with rm_forget_result_free(); `out` may be NULL. Thread-safe.
 #[no_mangle]
-pub unsafe extern "C" fn rm_perception_result_free(r: *mut rm_perception_result) {
-    PerceptionBox::free(r)
-}
-
-/// JSON rendering of a perception result. Free *out_json with rm_string_free().
-#[no_mangle]
-pub unsafe extern "C" fn rm_perception_result_json(
-    r: *const rm_perception_result,
-    out_json: *mut *mut c_char,
+pub unsafe extern "C" fn rm_forget(
+    db: *mut rm_db,
+    memory_id: i64,
+    reason: *const c_char,
+    out: *mut *mut rm_forget_result,
 ) -> rm_status {
-    to_json(PerceptionBox::from_raw(r).map(|b| &b.rust), render::perception, out_json)
+    guard(|| {
+        let db = handle::db(db)?;
+        let r = db.forget(memory_id, req_str(reason, "reason")?)?;
+        put(out, forget_result(r), ForgetBox::into_raw);
+        Ok(())
+    })
 }
-
-// --- forget / update ----------------------------------------------------------
 
 /// Result of rm_forget(). Free with rm_forget_result_free().
 #[repr(C)]
@@ -415,13 +423,42 @@ pub(crate) fn forget_result(o: ForgetOutcome) -> ForgetBox {
 /// Frees a forget result. NULL is accepted.
 #[no_mangle]
 pub unsafe extern "C" fn rm_forget_result_free(r: *mut rm_forget_result) {
-    ForgetBox::free(r)
+    guard_void(|| ForgetBox::free(r))
 }
 
 /// JSON rendering of a forget result. Free *out_json with rm_string_free().
 #[no_mangle]
 pub unsafe extern "C" fn rm_forget_result_json(r: *const rm_forget_result, out_json: *mut *mut c_char) -> rm_status {
-    to_json(ForgetBox::from_raw(r).map(|b| &b.rust), render::forget, out_json)
+    guard(|| to_json(ForgetBox::from_raw(r).map(|b| &b.rust), render::forget, out_json))
+}
+
+// ---------------------------------------------------------------------------
+// rm_update
+
+/// Replaces an active memory's content (1–300 characters after trimming) and,
+/// when `context` is not NULL, its context ("" clears it to {"source": ...});
+/// NULL keeps the current context. The memory is re-classified, its
+/// hash, summary, index entry and automatic tags are refreshed (user tags kept).
+///
+/// Errors: RM_INVALID_ARGUMENT, RM_NOT_FOUND, RM_INVALID_STATE (forgotten or
+/// superseded), RM_DUPLICATE (another active memory of the collection already has
+/// exactly this content; nothing changed), RM_CLOSED, RM_BUSY, RM_FULL.
+/// Ownership: free *out with rm_update_result_free(); `out` may be NULL. Thread-safe.
+#[no_mangle]
+pub unsafe extern "C" fn rm_update(
+    db: *mut rm_db,
+    memory_id: i64,
+    new_content: *const c_char,
+    context: *const c_char,
+    out: *mut *mut rm_update_result,
+) -> rm_status {
+    guard(|| {
+        let db = handle::db(db)?;
+        let content = req_str(new_content, "new_content")?;
+        let r = db.update(memory_id, content, opt_str(context, "context")?)?;
+        put(out, update_result(r), UpdateBox::into_raw);
+        Ok(())
+    })
 }
 
 /// Result of rm_update(). Free with rm_update_result_free().
@@ -458,128 +495,11 @@ pub(crate) fn update_result(o: UpdateOutcome) -> UpdateBox {
 /// Frees an update result. NULL is accepted.
 #[no_mangle]
 pub unsafe extern "C" fn rm_update_result_free(r: *mut rm_update_result) {
-    UpdateBox::free(r)
+    guard_void(|| UpdateBox::free(r))
 }
 
 /// JSON rendering of an update result. Free *out_json with rm_string_free().
 #[no_mangle]
 pub unsafe extern "C" fn rm_update_result_json(r: *const rm_update_result, out_json: *mut *mut c_char) -> rm_status {
-    to_json(UpdateBox::from_raw(r).map(|b| &b.rust), render::update, out_json)
-}
-
-// --- sessions ----------------------------------------------------------------
-
-/// Result of rm_start_session(). Free with rm_session_free().
-#[repr(C)]
-pub struct rm_session {
-    /// The new session's UUID (36 characters); pass it to rm_learn() and rm_end_session().
-    pub session_id: *const c_char,
-    pub collection: *const c_char,
-    /// Active memories in the collection when the session started.
-    pub active_memories_count: i64,
-}
-
-owned!(SessionBox, rm_session, SessionStarted, {});
-
-pub(crate) fn session_result(o: SessionStarted) -> SessionBox {
-    let mut arena = Arena::default();
-    let public = rm_session {
-        session_id: arena.str(&o.session_id),
-        collection: arena.str(&o.collection),
-        active_memories_count: o.active_memories_count,
-    };
-    SessionBox { public, arena, rust: o }
-}
-
-/// Frees a session result. NULL is accepted.
-#[no_mangle]
-pub unsafe extern "C" fn rm_session_free(r: *mut rm_session) {
-    SessionBox::free(r)
-}
-
-/// JSON rendering of a started session. Free *out_json with rm_string_free().
-#[no_mangle]
-pub unsafe extern "C" fn rm_session_json(r: *const rm_session, out_json: *mut *mut c_char) -> rm_status {
-    to_json(SessionBox::from_raw(r).map(|b| &b.rust), render::session_started, out_json)
-}
-
-/// A named count (memories by type or by category).
-#[repr(C)]
-pub struct rm_count {
-    pub name: *const c_char,
-    pub count: i64,
-}
-
-/// Result of rm_end_session(). Free with rm_session_summary_free().
-#[repr(C)]
-pub struct rm_session_summary {
-    pub session_id: *const c_char,
-    pub collection: *const c_char,
-    pub has_outcome_score: bool,
-    pub outcome_score: f64,
-    /// Memories stored in the session (any status).
-    pub memory_count: i64,
-    pub by_type: *const rm_count,
-    pub by_type_count: usize,
-    pub by_category: *const rm_count,
-    pub by_category_count: usize,
-    /// Memories whose confidence time decay lowered in this call.
-    pub decayed_count: i64,
-    /// Consolidation of the session's memories.
-    pub merged_groups: i64,
-    pub superseded_count: i64,
-    pub compression_ratio: f64,
-    pub avg_similarity: f64,
-    /// Related memories from other sessions (proactive recall), best first.
-    pub related: *const rm_hit,
-    pub related_count: usize,
-}
-
-owned!(SummaryBox, rm_session_summary, SessionEnded, {
-    counts: Vec<Vec<rm_count>>,
-    related: Vec<rm_hit>
-});
-
-pub(crate) fn summary_result(o: SessionEnded) -> SummaryBox {
-    let mut arena = Arena::default();
-    let mut count_list = |c: &[(String, i64)]| -> Vec<rm_count> {
-        c.iter().map(|(n, k)| rm_count { name: arena.str(n), count: *k }).collect()
-    };
-    let by_type = count_list(&o.summary.by_type);
-    let by_category = count_list(&o.summary.by_category);
-    let related = c_hits(&o.related, &mut arena);
-    let public = rm_session_summary {
-        session_id: arena.str(&o.session_id),
-        collection: arena.str(&o.collection),
-        has_outcome_score: o.outcome_score.is_some(),
-        outcome_score: o.outcome_score.unwrap_or(0.0),
-        memory_count: o.summary.memory_count,
-        by_type: slice_ptr(&by_type),
-        by_type_count: by_type.len(),
-        by_category: slice_ptr(&by_category),
-        by_category_count: by_category.len(),
-        decayed_count: o.decayed_count,
-        merged_groups: o.consolidated.merged_groups,
-        superseded_count: o.consolidated.superseded_count,
-        compression_ratio: o.consolidated.compression_ratio,
-        avg_similarity: o.consolidated.avg_similarity,
-        related: slice_ptr(&related),
-        related_count: related.len(),
-    };
-    SummaryBox { public, arena, rust: o, counts: vec![by_type, by_category], related }
-}
-
-/// Frees a session summary. NULL is accepted.
-#[no_mangle]
-pub unsafe extern "C" fn rm_session_summary_free(r: *mut rm_session_summary) {
-    SummaryBox::free(r)
-}
-
-/// JSON rendering of a session summary. Free *out_json with rm_string_free().
-#[no_mangle]
-pub unsafe extern "C" fn rm_session_summary_json(
-    r: *const rm_session_summary,
-    out_json: *mut *mut c_char,
-) -> rm_status {
-    to_json(SummaryBox::from_raw(r).map(|b| &b.rust), render::session_ended, out_json)
+    guard(|| to_json(UpdateBox::from_raw(r).map(|b| &b.rust), render::update, out_json))
 }

@@ -1,0 +1,287 @@
+//! The database handle: `rm_db`, its open options, rm_open / rm_close / rm_flush,
+//! and the library-level functions (version, status names, last error, string free).
+
+use std::collections::HashMap;
+use std::ffi::{c_char, CString};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use parking_lot::RwLock;
+
+use super::args::{opt_str, out_ptr};
+use super::guard::{guard, guard_void, guard_with, last_error_ptr, rm_status};
+use crate::error::{Error, Status};
+use crate::{Db, Durability, OpenOptions};
+
+/// Opaque database handle. Thread-safe: one handle may be used by many threads
+/// at once; calls are synchronised internally.
+pub struct rm_db {
+    _private: [u8; 0],
+}
+
+// ---------------------------------------------------------------------------
+// Handle registry.
+
+static NEXT_HANDLE: AtomicUsize = AtomicUsize::new(0x1000);
+
+fn registry() -> &'static RwLock<HashMap<usize, Arc<Db>>> {
+    static R: std::sync::OnceLock<RwLock<HashMap<usize, Arc<Db>>>> = std::sync::OnceLock::new();
+    R.get_or_init(|| RwLock::new(HashMap::new()))
+}
+
+/// Resolves a handle to its database (kept alive for the duration of the call).
+pub(crate) fn db(handle: *mut rm_db) -> Result<Arc<Db>, Error> {
+    if handle.is_null() {
+        return Err(Error::invalid("db is NULL"));
+    }
+    registry()
+        .read()
+        .get(&(handle as usize))
+        .cloned()
+        .ok_or_else(|| Error::new(Status::Closed, "db handle is closed or was not returned by rm_open()"))
+}
+
+// ---------------------------------------------------------------------------
+// Opening and closing.
+
+/// How hard a commit works to survive a power cut.
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum rm_durability {
+    /// fsync on every commit: an acknowledged write survives a power cut (default).
+    RM_DURABILITY_FULL = 0,
+    /// No fsync per commit (WAL, synchronous=NORMAL): never corrupt, but the last
+    /// commits before a power cut may be lost; a killed process loses nothing.
+    RM_DURABILITY_NORMAL = 1,
+}
+
+/// Options for rm_open(). Initialise with rm_open_options_init(), then set fields.
+/// While the major version is 0, option structs may grow in a minor release; the
+/// SONAME (librobotmem.so.0.<minor>) changes with it, so a program always runs
+/// against the layout it was compiled with.
+#[repr(C)]
+pub struct rm_open_options {
+    /// Database file (UTF-8), always a plain path: "file:x.db?mode=ro" is the file of
+    /// that name, never an SQLite URI. NULL: ~/.robotmem/memory.db (directory made
+    /// 0700 and the file 0600, also when they existed with wider permissions).
+    /// ":memory:": a private in-memory database. A new file is created with mode 0600.
+    pub path: *const c_char,
+    /// Collection used when a call passes NULL or a blank collection. NULL: "default".
+    pub default_collection: *const c_char,
+    /// Milliseconds to wait for another process's write lock, 0–2147483647
+    /// (INT32_MAX, about 24.8 days). Default 5000.
+    pub busy_timeout_ms: u32,
+    /// Default RM_DURABILITY_FULL.
+    pub durability: rm_durability,
+    /// RRF constant k of BM25-only ranking (1/(k + rank + 1), which the real-world
+    /// boost multiplies); hybrid recall fuses by score (README). Default 60.
+    pub rrf_k: f64,
+    /// Per-day confidence decay given to new memories, 0–1. Default 0.01.
+    pub decay_rate: f64,
+    /// Do the one-time work in rm_open() instead of at the first call that needs it:
+    /// load the Chinese segmenter (~100 ms), load the in-memory search index (from
+    /// the copy rm_close() stored in the file, ~0.5 µs per memory plus the memories
+    /// changed since; without one, built at a few µs per stored memory) and load the
+    /// vector index (~5 µs per stored vector). Default false.
+    pub preload: bool,
+    /// Largest database file in bytes; 0: no limit but the disk. A write past it
+    /// returns RM_FULL and changes nothing. Default 0.
+    pub max_db_bytes: u64,
+    /// Check the whole file during rm_open() (SQLite quick_check, ~10 ms per 10k
+    /// memories, with the frames of its -wal) and refuse a damaged one with
+    /// RM_CORRUPT, leaving the file, its -wal and -shm byte for byte as they were
+    /// (unless another process has it open). Without it, damage is reported as
+    /// RM_CORRUPT by the first call that reads it. Default false.
+    pub verify: bool,
+    /// Use an embedding model when one is available. false: BM25 only whatever the
+    /// environment says. Default true.
+    pub embeddings: bool,
+    /// Embedding model directory (model.onnx, tokenizer.json, robotmem-model.json).
+    /// NULL: $ROBOTMEM_MODEL_DIR; unset too: BM25 only. A missing or broken model
+    /// does not fail rm_open(): the handle runs BM25 only and rm_embedding_status()
+    /// says why.
+    pub model_dir: *const c_char,
+    /// ONNX Runtime shared library (libonnxruntime.so.1.x). NULL:
+    /// $ROBOTMEM_ORT_LIBRARY, else libonnxruntime.so next to librobotmem. The first
+    /// library loaded in a process serves every handle (one runtime per process).
+    pub ort_library: *const c_char,
+    /// ONNX Runtime threads per model run, 1–64. Default 2.
+    pub embed_threads: u32,
+    /// Texts per model run in rm_learn_batch() and rm_reembed(), 1–1024. Default 32.
+    /// A model whose robotmem-model.json sets max_batch runs at most that many at
+    /// once (the default model: 1, its vectors must not depend on batch neighbours).
+    pub embed_batch: u32,
+    /// Cosine similarity above which a new fact that has the same numbers, outcome
+    /// and words (up to inflection) as a stored one is its duplicate. Default 0.85;
+    /// above 1 turns the cosine layer off.
+    pub cosine_dedup: f64,
+}
+
+/// Fills `opts` with the defaults.
+///
+/// Errors: RM_INVALID_ARGUMENT if `opts` is NULL. Thread-safe.
+#[no_mangle]
+pub unsafe extern "C" fn rm_open_options_init(opts: *mut rm_open_options) -> rm_status {
+    guard(|| {
+        out_ptr(opts, "opts")?;
+        let d = OpenOptions::default();
+        // SAFETY: checked non-NULL; the caller owns a writable rm_open_options.
+        unsafe {
+            opts.write(rm_open_options {
+                path: std::ptr::null(),
+                default_collection: std::ptr::null(),
+                busy_timeout_ms: d.busy_timeout_ms,
+                durability: rm_durability::RM_DURABILITY_FULL,
+                rrf_k: d.rrf_k,
+                decay_rate: d.decay_rate,
+                preload: d.preload,
+                max_db_bytes: 0,
+                verify: d.verify,
+                embeddings: d.embeddings,
+                model_dir: std::ptr::null(),
+                ort_library: std::ptr::null(),
+                embed_threads: d.embed_threads,
+                embed_batch: d.embed_batch,
+                cosine_dedup: d.cosine_dedup,
+            })
+        };
+        Ok(())
+    })
+}
+
+/// Opens (creating if needed) a database and writes a new handle to `*out_db`.
+///
+/// `opts` may be NULL for all defaults. Several handles, in one or several
+/// processes, may open the same file. The strings in `opts` are copied.
+///
+/// With a model, the first open of the process that loads ONNX Runtime sets
+/// ORT_DISABLE_TELEMETRY=1 in the environment first (the runtime's own telemetry
+/// would otherwise reach the network); set it yourself before starting threads to
+/// avoid that setenv.
+///
+/// Errors: RM_INVALID_ARGUMENT (NULL out_db, an option outside its range, named with
+/// its value), RM_IO (cannot create or open the file, a directory at the path, a
+/// directory robotmem cannot write its -wal/-shm files into), RM_CORRUPT (not a
+/// robotmem database; the file is not modified), RM_SCHEMA_TOO_NEW, RM_BUSY.
+/// Thread-safe.
+/// Ownership: the caller owns the handle and must pass it to rm_close().
+#[no_mangle]
+pub unsafe extern "C" fn rm_open(opts: *const rm_open_options, out_db: *mut *mut rm_db) -> rm_status {
+    guard(|| {
+        out_ptr(out_db, "out_db")?;
+        let mut o = OpenOptions::default();
+        if let Some(c) = opts.as_ref() {
+            if let Some(p) = opt_str(c.path, "opts.path")? {
+                o = OpenOptions::path(p);
+            }
+            if let Some(dc) = opt_str(c.default_collection, "opts.default_collection")? {
+                o.default_collection = dc.trim().to_string();
+            }
+            o.busy_timeout_ms = c.busy_timeout_ms;
+            // Read as a raw integer: an out-of-range enum value must not be UB.
+            let durability = *(std::ptr::addr_of!(c.durability) as *const i32);
+            o.durability = match durability {
+                0 => Durability::Full,
+                1 => Durability::Normal,
+                v => return Err(Error::invalid(format!("opts.durability {v} is not a rm_durability value"))),
+            };
+            o.rrf_k = c.rrf_k;
+            o.decay_rate = c.decay_rate;
+            o.preload = c.preload;
+            o.max_db_bytes = Some(c.max_db_bytes).filter(|&b| b > 0);
+            o.verify = c.verify;
+            o.embeddings = c.embeddings;
+            o.model_dir = opt_str(c.model_dir, "opts.model_dir")?.map(Into::into);
+            o.ort_library = opt_str(c.ort_library, "opts.ort_library")?.map(Into::into);
+            o.embed_threads = c.embed_threads;
+            o.embed_batch = c.embed_batch;
+            o.cosine_dedup = c.cosine_dedup;
+        }
+        let db = Db::open(o)?;
+        let handle = NEXT_HANDLE.fetch_add(0x10, Ordering::Relaxed);
+        registry().write().insert(handle, Arc::new(db));
+        *out_db = handle as *mut rm_db;
+        Ok(())
+    })
+}
+
+/// Closes a handle: pending access counters are written and the file is closed
+/// once no other thread is inside a call on it. NULL is accepted (RM_OK).
+///
+/// Each in-process index the handle built (the text index, the context_filter
+/// columns, the spatial_sort coordinates) that changed by 256 or more memories
+/// since the copy stored in the file is stored in the file (about 40 bytes per
+/// memory for the text index; 46 ms at 100,000 memories), so the next handle
+/// loads it instead of rebuilding it from every memory. Best effort: if that write
+/// fails the next handle rebuilds; nothing is reported.
+///
+/// The handle is closed whatever this returns. An error reports what could not be
+/// finished: RM_FULL or RM_IO when the write-ahead log could not be copied into the
+/// database file (disk full): no acknowledged write is lost, they stay in the
+/// "-wal" file beside it and are applied at the next open, but free space before
+/// writing again. (When another thread is still inside a call on the handle, that
+/// call's end closes it and nothing is reported.)
+///
+/// Errors: RM_CLOSED if the handle was already closed (nothing happens), RM_FULL,
+/// RM_IO, RM_BUSY.
+#[no_mangle]
+pub extern "C" fn rm_close(db: *mut rm_db) -> rm_status {
+    guard(|| {
+        if db.is_null() {
+            return Ok(());
+        }
+        let removed = registry().write().remove(&(db as usize));
+        match removed {
+            // The last user closes and reports; if other threads are still inside a
+            // call, the last of them drops it when its call returns.
+            Some(d) => match Arc::try_unwrap(d) {
+                Ok(d) => d.close(),
+                Err(_) => Ok(()),
+            },
+            None => Err(Error::new(Status::Closed, "db handle is already closed or was not returned by rm_open()")),
+        }
+    })
+}
+
+/// Writes pending access counters (recall hits) to the file now.
+///
+/// Errors: RM_INVALID_ARGUMENT, RM_CLOSED, RM_BUSY, RM_IO, RM_FULL. Thread-safe.
+#[no_mangle]
+pub extern "C" fn rm_flush(db: *mut rm_db) -> rm_status {
+    guard(|| self::db(db)?.flush())
+}
+
+// ---------------------------------------------------------------------------
+// Library-level functions.
+
+/// The library version, e.g. "0.1.0" (equal to RM_VERSION_STRING of the header it
+/// was built with). Static storage; never NULL.
+#[no_mangle]
+pub extern "C" fn rm_version() -> *const c_char {
+    guard_with(c"".as_ptr(), || concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr() as *const c_char)
+}
+
+/// Static name of a status code ("RM_OK", "RM_NOT_FOUND", …; "RM_UNKNOWN" for
+/// values outside the enum). Never NULL.
+#[no_mangle]
+pub extern "C" fn rm_status_str(status: i32) -> *const c_char {
+    guard_with(c"RM_UNKNOWN".as_ptr(), || Status::from_code(status).map_or(c"RM_UNKNOWN", Status::c_name).as_ptr())
+}
+
+/// Message of the most recent rm_ call on the calling thread: "" after success,
+/// else a description naming the failing field or resource. Never NULL; valid
+/// until the next rm_ call on this thread (copy it to keep it).
+#[no_mangle]
+pub extern "C" fn rm_last_error() -> *const c_char {
+    guard_with(c"internal panic (please report)".as_ptr(), last_error_ptr)
+}
+
+/// Frees a string returned by a rm_*_json() function. NULL is accepted.
+#[no_mangle]
+pub unsafe extern "C" fn rm_string_free(s: *mut c_char) {
+    guard_void(|| {
+        if !s.is_null() {
+            drop(CString::from_raw(s));
+        }
+    })
+}
