@@ -153,7 +153,7 @@ def main():
         wait.until(lambda drv: "group_similar=false" in drv.current_url)
         wait.until(EC.presence_of_element_located((By.ID, "search-mode")))
         rows = d.find_elements(By.CSS_SELECTOR, "table.memories tr.row")
-        check(len(rows) == 10, "show each: ten results")
+        check(len(rows) == 5, "show each: five results (the default n)")
         check("score" in rows[0].text, "results show scores")
         shot("search")
 
