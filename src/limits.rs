@@ -85,6 +85,20 @@ pub fn timestamp(field: &str, value: &str) -> Result<String> {
 
 /// Results of one recall.
 pub const MAX_RESULTS: i64 = 100;
+/// Results of a recall that names no `n` (every surface: C, Rust, CLI, web, MCP).
+pub const DEFAULT_RESULTS: i64 = 5;
+/// Lowest confidence a recall returns when the caller names none.
+pub const DEFAULT_MIN_CONFIDENCE: f64 = 0.3;
+/// Memories or sessions per page of a listing that names no page size.
+pub const DEFAULT_PER_PAGE: u32 = 25;
+/// The largest page of a listing (memories or sessions).
+pub const MAX_PER_PAGE: u32 = 500;
+/// The operators of a context_filter condition (`{"path": {"$lt": 15}}`).
+pub const FILTER_OPERATORS: [&str; 6] = ["$lt", "$lte", "$gt", "$gte", "$ne", "$eq"];
+/// Failures shown by "recent failures" when the caller names no count.
+pub const DEFAULT_RECENT_FAILURES: u32 = 10;
+/// Memories examined for recent failures: the newest this many.
+pub const RECENT_FAILURES_WINDOW: i64 = 10_000;
 
 /// Trims and checks a required text field: not blank, at most `max` characters.
 pub fn required_text<'a>(field: &str, value: &'a str, min: usize, max: usize) -> Result<&'a str> {

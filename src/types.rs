@@ -204,9 +204,9 @@ pub struct RecallRequest<'a> {
     /// the newest memories that pass the filters (mode `Scan`).
     pub query: &'a str,
     pub collection: Option<&'a str>,
-    /// Number of results, clamped to 1–100. Default 5.
+    /// Number of results, clamped to 1–100. Default [`crate::limits::DEFAULT_RESULTS`] (5).
     pub n: i64,
-    /// 0–1. Default 0.3.
+    /// 0–1. Default [`crate::limits::DEFAULT_MIN_CONFIDENCE`] (0.3).
     pub min_confidence: f64,
     /// Only memories of this session (episode replay).
     pub session_id: Option<&'a str>,
@@ -224,8 +224,8 @@ impl Default for RecallRequest<'_> {
         RecallRequest {
             query: "",
             collection: None,
-            n: 5,
-            min_confidence: 0.3,
+            n: crate::limits::DEFAULT_RESULTS,
+            min_confidence: crate::limits::DEFAULT_MIN_CONFIDENCE,
             session_id: None,
             context_filter: None,
             spatial_sort: None,
@@ -430,7 +430,7 @@ pub struct ListRequest<'a> {
     pub oldest_first: bool,
     /// Memories to skip (page × limit), ≤ 10,000,000.
     pub offset: u64,
-    /// Page size, 1–500. Default 50.
+    /// Page size, 1–500. Default [`crate::limits::DEFAULT_PER_PAGE`] (25).
     pub limit: u32,
 }
 
@@ -446,7 +446,7 @@ impl Default for ListRequest<'_> {
             days: None,
             oldest_first: false,
             offset: 0,
-            limit: 50,
+            limit: crate::limits::DEFAULT_PER_PAGE,
         }
     }
 }

@@ -16,6 +16,7 @@
 
 mod cli;
 mod mcp;
+mod request;
 mod sync;
 mod web;
 

@@ -8,11 +8,10 @@ mod transfer;
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use robotmem::{
-    render, Db, Durability, Error, LearnRequest, OpenOptions, PerceptionRequest, PerceptionType, RecallRequest, Result,
-    Status,
-};
+use robotmem::{render, Db, Durability, Error, OpenOptions, Result, Status};
 use serde_json::{json, Value};
+
+use crate::request;
 
 #[derive(Parser, Debug)]
 #[command(name = "robotmem", version, about = "See, search and fix a robot's long-term memory (one SQLite file).")]
@@ -45,88 +44,20 @@ enum DurabilityArg {
     Normal,
 }
 
-/// What `learn` and `perceive` store a memory with, besides its text.
-#[derive(clap::Args, Debug)]
-struct Stored {
-    /// Context: a JSON object (params, spatial, robot, task, env) or free text.
-    #[arg(long)]
-    context: Option<String>,
-    #[arg(long)]
-    collection: Option<String>,
-    /// Session id (from `session start`).
-    #[arg(long)]
-    session: Option<String>,
-    /// A user tag (repeatable).
-    #[arg(long = "tag", value_name = "TAG")]
-    tags: Vec<String>,
-}
-
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Store an experience (rm_learn).
-    Learn {
-        /// The experience, 1-300 characters.
-        insight: String,
-        #[command(flatten)]
-        on: Stored,
-    },
+    Learn(request::Learn),
     /// Store a perception: a description with sensor data (rm_save_perception).
-    Perceive {
-        /// What was perceived, 5-300 characters.
-        description: String,
-        /// visual, tactile, auditory, proprioceptive or procedural.
-        #[arg(long = "type", value_name = "TYPE")]
-        kind: String,
-        /// Sensor data file (JSON such as {"force": [...]} or binary); "-" reads stdin.
-        #[arg(long, value_name = "FILE")]
-        data: Option<PathBuf>,
-        /// Metadata: a JSON object (format, units, rate).
-        #[arg(long, value_name = "JSON")]
-        metadata: Option<String>,
-        #[command(flatten)]
-        on: Stored,
-    },
+    Perceive(request::SavePerception),
     /// The most relevant memories for a query (rm_recall).
-    Recall {
-        /// Natural-language query; "*" lists the newest memories that pass the filters.
-        query: String,
-        /// Number of results, 1-100.
-        #[arg(short = 'n', long, default_value_t = 5)]
-        n: i64,
-        /// Lowest confidence, 0-1.
-        #[arg(long, default_value_t = 0.3)]
-        min_confidence: f64,
-        #[arg(long)]
-        collection: Option<String>,
-        /// Only memories of this session.
-        #[arg(long)]
-        session: Option<String>,
-        /// Context filter: a JSON object of dot-path conditions, e.g. '{"task.success": true}'.
-        #[arg(long, value_name = "JSON")]
-        filter: Option<String>,
-        /// Spatial sort: '{"field": "spatial.pos", "target": [x, y, z], "max_distance": d}'.
-        #[arg(long, value_name = "JSON")]
-        spatial: Option<String>,
-        /// Fold results that say the same thing into the best-ranked of them (each
-        /// hit then lists the ids it stands for): n hits are n different facts.
-        #[arg(long)]
-        group_similar: bool,
-    },
+    Recall(request::Recall),
     /// One memory by id, with its tags (rm_get).
     Get { id: i64 },
     /// Forget a memory (soft delete, with a reason).
-    Forget {
-        id: i64,
-        #[arg(long)]
-        reason: String,
-    },
+    Forget(request::Forget),
     /// Replace a memory's text (and optionally its context).
-    Update {
-        id: i64,
-        new_content: String,
-        #[arg(long)]
-        context: Option<String>,
-    },
+    Update(request::Update),
     /// Start or end a session (an episode).
     Session {
         #[command(subcommand)]
@@ -135,7 +66,7 @@ enum Command {
     /// Embedding state: model, stored vectors, memories waiting for a vector.
     Status,
     /// List memories, newest first, with filters (paginated).
-    List(browse::ListArgs),
+    List(request::List),
     /// Totals: memories by status, type, category and collection; learned per day; confidence.
     Stats,
     /// Sessions, newest first, with their memory counts and outcomes (or one session's timeline).
@@ -172,19 +103,9 @@ enum Command {
 #[derive(Subcommand, Debug)]
 enum SessionAction {
     /// Start a session; prints its id.
-    Start {
-        #[arg(long)]
-        collection: Option<String>,
-        #[arg(long)]
-        context: Option<String>,
-    },
+    Start(request::StartSession),
     /// End a session: outcome, decay, consolidation, related memories.
-    End {
-        session_id: String,
-        /// Outcome score, 0-1.
-        #[arg(long)]
-        outcome: Option<f64>,
-    },
+    End(request::EndSession),
 }
 
 fn open(a: &Args) -> Result<Db> {
@@ -221,67 +142,40 @@ pub fn run(a: Args) -> Result<()> {
         Command::Mcp(m) => return crate::mcp::serve(db, m),
         Command::Sync(s) => return crate::sync::sync(&db, s),
         Command::Hub { .. } => unreachable!("handled before the database is opened"),
-        Command::Learn { insight, on } => {
-            let tags: Vec<&str> = on.tags.iter().map(String::as_str).collect();
-            let o = db.learn(&LearnRequest {
-                insight,
-                context: on.context.as_deref(),
-                collection: on.collection.as_deref(),
-                session_id: on.session.as_deref(),
-                tags: &tags,
-            })?;
-            out(render::learn(&o), human::learn(&o));
+        Command::Learn(r) => {
+            let o = request::learn(&db, r)?;
+            out(o.json, human::learn(&o.data));
         }
-        Command::Perceive { description, kind, data, metadata, on } => {
-            let bytes = data.as_deref().map(read_data).transpose()?;
-            let tags: Vec<&str> = on.tags.iter().map(String::as_str).collect();
-            let o = db.save_perception(&PerceptionRequest {
-                description,
-                perception_type: PerceptionType::parse(kind)?,
-                data: bytes.as_deref(),
-                metadata: metadata.as_deref(),
-                context: on.context.as_deref(),
-                collection: on.collection.as_deref(),
-                session_id: on.session.as_deref(),
-                tags: &tags,
-            })?;
-            out(render::perception(&o), human::perception(&o));
+        Command::Perceive(r) => {
+            let o = request::save_perception(&db, r)?;
+            out(o.json, human::perception(&o.data));
         }
-        Command::Recall { query, n, min_confidence, collection, session, filter, spatial, group_similar } => {
-            let r = db.recall(&RecallRequest {
-                query,
-                collection: collection.as_deref(),
-                n: *n,
-                min_confidence: *min_confidence,
-                session_id: session.as_deref(),
-                context_filter: filter.as_deref(),
-                spatial_sort: spatial.as_deref(),
-                group_similar: *group_similar,
-            })?;
-            out(render::recall(&r), human::recall(&r));
+        Command::Recall(r) => {
+            let o = request::recall(&db, r)?;
+            out(o.json, human::recall(&o.data));
         }
         Command::Get { id } => {
-            let m = db.get(*id)?;
-            let tags = db.tags(*id)?;
-            let mut v = render::memory(&m);
-            v["tags"] = json!(tags);
-            out(v, human::memory(&m, &tags));
+            let o = request::get(&db, *id)?;
+            out(o.json, human::memory(&o.data.0, &o.data.1));
         }
-        Command::Forget { id, reason } => {
-            let o = db.forget(*id, reason)?;
-            out(render::forget(&o), format!("forgot #{}: {}\n  reason: {}\n", o.memory_id, o.content, o.reason));
+        Command::Forget(r) => {
+            let o = request::forget(&db, r)?;
+            let f = &o.data;
+            out(o.json, format!("forgot #{}: {}\n  reason: {}\n", f.memory_id, f.content, f.reason));
         }
-        Command::Update { id, new_content, context } => {
-            let o = db.update(*id, new_content, context.as_deref())?;
-            out(render::update(&o), format!("updated #{}: {}\n  was: {}\n", o.memory_id, o.new_content, o.old_content));
+        Command::Update(r) => {
+            let o = request::update(&db, r)?;
+            let u = &o.data;
+            out(o.json, format!("updated #{}: {}\n  was: {}\n", u.memory_id, u.new_content, u.old_content));
         }
-        Command::Session { action: SessionAction::Start { collection, context } } => {
-            let s = db.start_session(collection.as_deref(), context.as_deref())?;
-            out(render::session_started(&s), format!("{}\n", s.session_id));
+        Command::Session { action: SessionAction::Start(r) } => {
+            let o = request::start_session(&db, r)?;
+            let text = format!("{}\n", o.data.session_id);
+            out(o.json, text);
         }
-        Command::Session { action: SessionAction::End { session_id, outcome } } => {
-            let s = db.end_session(session_id, *outcome)?;
-            out(render::session_ended(&s), human::session_ended(&s));
+        Command::Session { action: SessionAction::End(r) } => {
+            let o = request::end_session(&db, r)?;
+            out(o.json, human::session_ended(&o.data));
         }
         Command::Status => {
             let s = db.embedding_status()?;
@@ -308,21 +202,6 @@ pub fn run(a: Args) -> Result<()> {
         }
     }
     db.close()
-}
-
-/// A data file's bytes ("-": stdin), at most the library's limit plus one byte
-/// (so an oversize file is refused by the library with its message).
-fn read_data(path: &std::path::Path) -> Result<Vec<u8>> {
-    use std::io::Read;
-    let limit = robotmem::limits::MAX_PERCEPTION_DATA as u64 + 1;
-    let mut buf = Vec::new();
-    let read = if path.as_os_str() == "-" {
-        std::io::stdin().take(limit).read_to_end(&mut buf)
-    } else {
-        std::fs::File::open(path).and_then(|f| f.take(limit).read_to_end(&mut buf))
-    };
-    read.map_err(|e| Error::new(Status::Io, format!("data: cannot read {}: {e}", path.display())))?;
-    Ok(buf)
 }
 
 /// The error of a failed call, on stderr (stdout keeps only results): one JSON

@@ -10,7 +10,6 @@
 //! [`stdio`]); logs go to stderr. stdin EOF or SIGTERM/SIGINT closes the
 //! database cleanly.
 
-mod params;
 mod resources;
 mod stdio;
 mod tools;

@@ -3,18 +3,15 @@
 
 use rmcp::model::{ReadResourceResult, Resource, ResourceContents, ResourceTemplate};
 use rmcp::ErrorData;
-use robotmem::{render, Db, ListRequest};
-use serde_json::{json, Value};
+use robotmem::{limits, Db};
+use serde_json::Value;
+
+use crate::request;
 
 const STATS: &str = "robotmem://stats";
 const FAILURES: &str = "robotmem://recent-failures";
 const SESSION: &str = "robotmem://session/";
 const JSON: &str = "application/json";
-
-/// Failures listed by `robotmem://recent-failures`, among the newest 10,000 memories.
-const FAILURES_SHOWN: u32 = 20;
-/// Memories of a session's timeline (the largest page of `Db::list`).
-const SESSION_LIMIT: u32 = 500;
 
 pub fn list() -> Vec<Resource> {
     vec![
@@ -47,23 +44,14 @@ pub fn read(db: &Db, uri: &str) -> Result<ReadResourceResult, ErrorData> {
         }
     };
     let v: Value = if uri == STATS {
-        render::stats(&db.stats().map_err(engine)?)
+        request::stats(db).map_err(engine)?.json
     } else if uri == FAILURES {
-        let ms = db.recent_failures(FAILURES_SHOWN, 10_000).map_err(engine)?;
-        json!({ "memories": ms.iter().map(render::memory).collect::<Vec<_>>() })
+        let n = limits::DEFAULT_RECENT_FAILURES;
+        request::recent_failures(db, &request::RecentFailures { n }).map_err(engine)?.json
     } else if let Some(id) = uri.strip_prefix(SESSION).filter(|id| !id.is_empty()) {
-        let page = db
-            .list(&ListRequest {
-                session_id: Some(id),
-                status: None,
-                oldest_first: true,
-                limit: SESSION_LIMIT,
-                ..Default::default()
-            })
-            .map_err(engine)?;
-        let mut v = render::memory_page(&page);
-        v["session_id"] = json!(id);
-        v
+        // The whole timeline as far as one page goes.
+        let all = request::Paging { page: 1, per_page: limits::MAX_PER_PAGE };
+        request::timeline(db, id, &all).map_err(engine)?.json
     } else {
         return Err(ErrorData::resource_not_found(
             format!(

@@ -1,17 +1,23 @@
-//! The eight tools: their descriptions, input schemas (from [`super::params`])
-//! and calls into the library. Results are the library's JSON renderings
+//! The eight tools: their descriptions, input schemas (the request types of
+//! [`crate::request`], shared with the CLI and the web API) and calls into them. Results are the library's JSON renderings
 //! (`robotmem::render`), as text and as structured content; bad input and
 //! engine errors are tool errors (`isError: true`) naming the field.
 
 use std::sync::Arc;
 
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
-use robotmem::{render, Db, Error, LearnRequest, PerceptionRequest, PerceptionType, RecallRequest};
+use robotmem::{Db, Error};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
+use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::params as p;
+use crate::request as p;
+
+/// The doctor tool's arguments: none.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+struct Doctor {}
 
 /// Why a call failed, as the agent will read it.
 pub enum Fail {
@@ -103,7 +109,7 @@ and returns a summary with related memories from other sessions.",
     Def {
         name: "doctor",
         description: "Check the memory file: integrity, indexes, embedding model, WAL; returns the report (ok: false when something is wrong).",
-        schema: schema::<p::Doctor>,
+        schema: schema::<Doctor>,
         call: doctor,
         read_only: true,
     },
@@ -143,89 +149,53 @@ fn error(message: String, status: Option<&str>) -> CallToolResult {
 }
 
 /// The arguments as `T`; an error names the field at fault. A null parameter
-/// is an absent one (its default; for a required one, "missing field").
-fn parse<T: DeserializeOwned>(mut args: Value) -> Result<T, Fail> {
-    if let Value::Object(m) = &mut args {
-        m.retain(|_, v| !v.is_null());
+/// is an absent one (its default; for a required one, "missing field"); a name
+/// the tool's schema does not list is refused, so a misspelt one (`sesion_id`) is
+/// reported, not silently ignored.
+fn parse<T: DeserializeOwned + JsonSchema + 'static>(args: Value) -> Result<T, Fail> {
+    let schema = schema::<T>();
+    let known = schema.get("properties").and_then(Value::as_object);
+    if let Value::Object(m) = &args {
+        if let Some(k) = m.keys().find(|k| !known.is_some_and(|p| p.contains_key(*k))) {
+            let names: Vec<String> = known.into_iter().flat_map(|p| p.keys()).map(|n| format!("`{n}`")).collect();
+            return Err(Fail::Input(match names.is_empty() {
+                true => format!("unknown field `{k}`, there are no fields"),
+                false => format!("unknown field `{k}`, expected one of {}", names.join(", ")),
+            }));
+        }
     }
-    serde_path_to_error::deserialize(args).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner().to_string();
-        Fail::Input(if path == "." { inner } else { format!("{path}: {inner}") })
-    })
-}
-
-/// "" and null mean "not given".
-fn opt(s: &str) -> Option<&str> {
-    Some(s).filter(|s| !s.is_empty())
+    p::from_json(args).map_err(Fail::Input)
 }
 
 fn learn(db: &Db, args: Value) -> Result<Value, Fail> {
-    let a: p::Learn = parse(args)?;
-    let o = db.learn(&LearnRequest {
-        insight: &a.insight,
-        context: opt(&a.context),
-        collection: Some(&a.collection),
-        session_id: a.session_id.as_deref(),
-        tags: &[],
-    })?;
-    Ok(render::learn(&o))
+    Ok(p::learn(db, &parse(args)?)?.json)
 }
 
 fn recall(db: &Db, args: Value) -> Result<Value, Fail> {
-    let a: p::Recall = parse(args)?;
-    if !(1..=robotmem::limits::MAX_RESULTS).contains(&a.n) {
-        return Err(Fail::Input(format!("n: {} is not between 1 and {}", a.n, robotmem::limits::MAX_RESULTS)));
-    }
-    let r = db.recall(&RecallRequest {
-        query: &a.query,
-        collection: Some(&a.collection),
-        n: a.n,
-        min_confidence: a.min_confidence,
-        session_id: a.session_id.as_deref(),
-        context_filter: a.context_filter.as_deref(),
-        spatial_sort: a.spatial_sort.as_deref(),
-        group_similar: a.group_similar,
-    })?;
-    Ok(render::recall(&r))
+    Ok(p::recall(db, &parse(args)?)?.json)
 }
 
 fn save_perception(db: &Db, args: Value) -> Result<Value, Fail> {
-    let a: p::SavePerception = parse(args)?;
-    let o = db.save_perception(&PerceptionRequest {
-        description: &a.description,
-        perception_type: PerceptionType::parse(&a.perception_type)?,
-        data: a.data.as_deref().map(str::as_bytes),
-        metadata: a.metadata.as_deref(),
-        context: None,
-        collection: Some(&a.collection),
-        session_id: a.session_id.as_deref(),
-        tags: &[],
-    })?;
-    Ok(render::perception(&o))
+    Ok(p::save_perception(db, &parse(args)?)?.json)
 }
 
 fn forget(db: &Db, args: Value) -> Result<Value, Fail> {
-    let a: p::Forget = parse(args)?;
-    Ok(render::forget(&db.forget(a.memory_id, &a.reason)?))
+    Ok(p::forget(db, &parse(args)?)?.json)
 }
 
 fn update(db: &Db, args: Value) -> Result<Value, Fail> {
-    let a: p::Update = parse(args)?;
-    Ok(render::update(&db.update(a.memory_id, &a.new_content, opt(&a.context))?))
+    Ok(p::update(db, &parse(args)?)?.json)
 }
 
 fn start_session(db: &Db, args: Value) -> Result<Value, Fail> {
-    let a: p::StartSession = parse(args)?;
-    Ok(render::session_started(&db.start_session(Some(&a.collection), a.context.as_deref())?))
+    Ok(p::start_session(db, &parse(args)?)?.json)
 }
 
 fn end_session(db: &Db, args: Value) -> Result<Value, Fail> {
-    let a: p::EndSession = parse(args)?;
-    Ok(render::session_ended(&db.end_session(&a.session_id, a.outcome_score)?))
+    Ok(p::end_session(db, &parse(args)?)?.json)
 }
 
 fn doctor(db: &Db, args: Value) -> Result<Value, Fail> {
-    let _: p::Doctor = parse(args)?;
-    Ok(render::doctor(&db.doctor(false)?))
+    let _: Doctor = parse(args)?;
+    Ok(p::doctor(db, false)?.json)
 }

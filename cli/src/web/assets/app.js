@@ -141,7 +141,7 @@ function memoryTable(list, extraHead, extra) {
 }
 
 async function dashboard() {
-  const [s, failures] = await Promise.all([api("/api/stats"), api("/api/recent-failures?n=8")]);
+  const [s, failures] = await Promise.all([api("/api/stats"), api("/api/recent-failures")]);
   const card = (id, n, label) => el("div", { class: "card" }, el("div", { class: "num", id }, String(n)), el("div", { class: "label" }, label));
   const pairs = (o) => Object.entries(o).sort((a, b) => b[1] - a[1]);
   const zero = s.recalls ? (100 * s.zero_hit_recalls / s.recalls).toFixed(1) + " %" : "–";
@@ -185,7 +185,6 @@ function pager(page, pages, total, to, exact = true) {
 
 async function memories(q) {
   const page = Number(q.get("page") || 1);
-  q.set("per_page", "25");
   const p = await api("/api/memories?" + q.toString());
   const pages = Math.max(1, Math.ceil(p.total / p.per_page));
   const to = (n) => { q.set("page", String(n)); go("#/memories?" + q.toString()); };
@@ -199,7 +198,7 @@ async function search(q) {
   if (q.get("q") && !q.has("group_similar")) q.set("group_similar", "true");
   const form = el("form", { class: "filters", id: "search-form" },
     el("label", {}, "query", el("input", { id: "search-input", name: "q", value: q.get("q") || "", size: 40, autofocus: true })),
-    el("label", {}, "n", el("input", { name: "n", value: q.get("n") || "10", size: 3 })),
+    el("label", {}, "n", el("input", { name: "n", value: q.get("n") || "", placeholder: "5", size: 3 })),
     el("label", {}, "context filter (JSON)", el("input", { name: "filter", value: q.get("filter") || "", size: 24, placeholder: '{"task.success": true}' })),
     el("label", {}, "spatial sort (JSON)", el("input", { name: "spatial", value: q.get("spatial") || "", size: 24 })),
     el("label", {}, "repeats", el("select", { id: "search-group", name: "group_similar" },
@@ -267,8 +266,8 @@ async function detail(id) {
 
 async function sessions(q) {
   const page = Number(q.get("page") || 1);
-  const p = await api(`/api/sessions?page=${page}&per_page=25`);
-  const pages = Math.max(1, Math.ceil(p.total / 25));
+  const p = await api(`/api/sessions?page=${page}`);
+  const pages = Math.max(1, Math.ceil(p.total / p.per_page));
   show(el("h2", {}, "Sessions"),
     el("table", { id: "sessions" }, el("thead", {}, el("tr", {}, ["session", "status", "collection", "memories", "outcome", "started", "ended"].map((h) => el("th", {}, h)))),
       el("tbody", {}, p.sessions.map((s) => el("tr", { class: "row", on: { click: () => go(`#/session/${encodeURIComponent(s.session_id)}`) } },
