@@ -78,6 +78,12 @@
 // Results of one recall.
 #define RM_MAX_RESULTS 100
 
+// Results of a recall that names no `n` (every surface: C, Rust, CLI, web, MCP).
+#define RM_DEFAULT_RESULTS 5
+
+// Lowest confidence a recall returns when the caller names none.
+#define RM_DEFAULT_MIN_CONFIDENCE 0.3
+
 // Largest `busy_timeout_ms` (SQLite takes the timeout as a C `int`).
 #define RM_MAX_BUSY_TIMEOUT_MS (uint32_t)INT32_MAX
 
