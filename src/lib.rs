@@ -16,6 +16,7 @@ pub mod dedup;
 pub mod embed;
 pub mod error;
 pub mod ffi;
+pub mod fingerprint;
 pub mod fleet;
 pub mod limits;
 pub mod options;

@@ -19,9 +19,10 @@ use parking_lot::Mutex;
 use rusqlite::Connection;
 
 use crate::classify;
-use crate::dedup::{self, Terms};
+use crate::dedup;
 use crate::embed::{self, Embedder, Embedding};
 use crate::error::{Error, Result, Status};
+use crate::fingerprint::{self, Terms};
 use crate::limits::{self, MAX_CONTENT_CHARS, MAX_REASON_CHARS};
 use crate::options::OpenOptions;
 use crate::search::{self, ContextFilter, SpatialSort};
@@ -267,11 +268,11 @@ impl Db {
         let ctx_text = limits::context("context", req.context)?;
         let user_tags = limits::user_tags(req.tags)?;
         let (cls, source, hash) = match req.perception {
-            None => (classify::classify(content, &ctx_text), classify::LEARN_SOURCE, dedup::fact_hash(content)),
+            None => (classify::classify(content, &ctx_text), classify::LEARN_SOURCE, fingerprint::fact_hash(content)),
             Some((t, data, meta)) => (
                 classify::classify_perception(content, &ctx_text),
                 classify::PERCEPTION_SOURCE,
-                dedup::perception_hash(content, t.as_str(), data, meta),
+                fingerprint::perception_hash(content, t.as_str(), data, meta),
             ),
         };
         let ctx = classify::build_context_json_with_source(&ctx_text, source);
@@ -568,10 +569,10 @@ impl Db {
                 }
             };
             let (cls, hash) = match old.kind {
-                MemoryKind::Fact => (classify::classify(content, &ctx_text), dedup::fact_hash(content)),
+                MemoryKind::Fact => (classify::classify(content, &ctx_text), fingerprint::fact_hash(content)),
                 MemoryKind::Perception => (
                     classify::classify_perception(content, &ctx_text),
-                    dedup::perception_hash(
+                    fingerprint::perception_hash(
                         content,
                         old.perception_type.unwrap_or_default().as_str(),
                         old.perception_data.as_deref(),

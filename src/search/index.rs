@@ -17,14 +17,12 @@
 //! English words stemmed with Snowball English, so "grasping" finds "grasp".
 
 use std::collections::HashMap;
-use std::sync::OnceLock;
 
 use parking_lot::RwLock;
 use rusqlite::{params, Connection};
-use rust_stemmers::{Algorithm, Stemmer};
 
 use crate::error::Result;
-use crate::text;
+use crate::text::{self, term};
 
 pub use super::ranking::{Admit, Ranking};
 use super::snapshot;
@@ -32,16 +30,6 @@ use super::snapshot;
 /// BM25 parameters (the usual values, as FTS5 uses).
 const K1: f32 = 1.2;
 const B: f32 = 0.75;
-
-/// Normalises one word as both the index and queries see it.
-pub fn term(word: &str) -> String {
-    static STEMMER: OnceLock<Stemmer> = OnceLock::new();
-    if word.bytes().all(|b| b.is_ascii_lowercase()) {
-        STEMMER.get_or_init(|| Stemmer::create(Algorithm::English)).stem(word).into_owned()
-    } else {
-        word.to_string()
-    }
-}
 
 pub(super) struct Doc {
     pub(super) id: i64,

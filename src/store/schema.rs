@@ -253,7 +253,7 @@ END;
 
 /// `meta_hash`: checksum of the texts a read returns besides the content (which
 /// `content_hash` covers): collection, session id, category, context, creation
-/// time (`dedup::meta_hash`), written with them; the migration computes it for
+/// time (`fingerprint::meta_hash`), written with them; the migration computes it for
 /// every stored memory ([`fill_meta_hashes`]).
 const V6: &str = "ALTER TABLE memories ADD COLUMN meta_hash TEXT;";
 
@@ -270,7 +270,7 @@ fn fill_meta_hashes(conn: &Connection) -> Result<()> {
                 (r.get(1)?, r.get(3)?, r.get(4)?, r.get(5)?);
             Ok((
                 r.get::<_, i64>(0)?,
-                crate::dedup::meta_hash(&collection, session.as_deref(), &category, &context, &created),
+                crate::fingerprint::meta_hash(&collection, session.as_deref(), &category, &context, &created),
             ))
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
