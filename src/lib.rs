@@ -21,6 +21,7 @@ pub mod fleet;
 pub mod limits;
 pub mod options;
 pub mod render;
+pub mod replication;
 pub mod search;
 pub mod session;
 pub mod store;
