@@ -25,8 +25,8 @@ use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::error::Result;
 use crate::fingerprint::{Terms, JACCARD_THRESHOLD};
-use crate::search::index::TextIndex;
-use crate::search::vindex::Nearest;
+use crate::search::text::TextIndex;
+use crate::search::vector::Nearest;
 use crate::store::memory;
 use crate::types::{DupMethod, Duplicate};
 
@@ -145,7 +145,7 @@ const COSINE_NEIGHBOURS: usize = 8;
 /// its candidates up in the numbers index and compares vectors of those that pass
 /// the word guard (no vector scan on the learn path); a text without numbers asks
 /// the vector index for its nearest neighbours. The caller synced the index in
-/// this transaction before its own writes (see [`crate::search::vindex`]).
+/// this transaction before its own writes (see [`crate::search::vector`]).
 pub fn cosine(
     conn: &Connection,
     near: &Nearest,

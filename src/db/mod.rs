@@ -25,7 +25,7 @@ use crate::error::{Error, Result, Status};
 use crate::fingerprint::{self, Terms};
 use crate::limits::{self, MAX_CONTENT_CHARS, MAX_REASON_CHARS};
 use crate::options::OpenOptions;
-use crate::search::{self, ContextFilter, SpatialSort};
+use crate::search::{self, recall, ContextFilter, SpatialSort};
 use crate::session;
 use crate::store::{memory, vectors, Store};
 use crate::text;
@@ -97,11 +97,11 @@ struct Stored {
 /// An open robotmem database.
 pub struct Db {
     store: Store,
-    index: search::index::TextIndex,
-    vindex: search::vindex::VectorIndex,
-    /// Coordinates for spatial_sort (search/points.rs).
-    points: search::points::PointIndex,
-    /// Values for context_filter (search/columns.rs).
+    index: search::text::TextIndex,
+    vindex: search::vector::VectorIndex,
+    /// Coordinates for spatial_sort (search/spatial).
+    points: search::spatial::PointIndex,
+    /// Values for context_filter (search/columns).
     columns: search::columns::ColumnIndex,
     opts: OpenOptions,
     /// Recall bookkeeping not yet written (`touches`).
@@ -358,7 +358,7 @@ impl Db {
         match (d.vector.as_ref().and_then(Embedding::vector), vec_ok) {
             (Some(v), true) => {
                 let model = self.embedder.as_ref().expect("vectors are ready").stamp();
-                let near = search::vindex::Nearest { index: &self.vindex, model, collection: d.collection };
+                let near = search::vector::Nearest { index: &self.vindex, model, collection: d.collection };
                 dedup::cosine(tx, &near, v, &d.terms, self.opts.cosine_dedup, exclude)
             }
             _ => Ok(None),
@@ -461,20 +461,17 @@ impl Db {
         query: Option<&[f32]>,
         query_cjk: f64,
     ) -> Result<(Vec<Hit>, SearchMode)> {
-        let (ranked, mode) = match (query, &self.embedder) {
-            (Some(vector), Some(e)) if self.sync_vectors(conn)? => {
-                let near =
-                    search::vindex::Nearest { index: &self.vindex, model: e.stamp(), collection: plan.collection };
-                let fusion = self.opts.fusion.unwrap_or_else(|| e.fusion());
-                search::hybrid::run(
-                    conn,
-                    &self.index,
-                    plan,
-                    &search::hybrid::Query { vector, near, fusion, query_cjk },
-                )?
-            }
-            _ => search::run(conn, &self.index, plan)?,
+        let query = match (query, &self.embedder) {
+            (Some(vector), Some(e)) => Some(recall::QueryEmbedding {
+                vector,
+                model: e.stamp(),
+                fusion: self.opts.fusion.unwrap_or_else(|| e.fusion()),
+                cjk: query_cjk,
+            }),
+            _ => None,
         };
+        let indexes = recall::Indexes { text: &self.index, vector: &self.vindex };
+        let (ranked, mode) = recall::run(conn, &indexes, plan, query)?;
         let mut hits = Vec::with_capacity(ranked.len());
         for r in ranked {
             let memory = memory::get(conn, r.id)?.ok_or_else(|| Error::internal("ranked memory vanished"))?;

@@ -170,7 +170,7 @@ pub fn one_day_after(param: &str) -> String {
     format!("strftime('%Y-%m-%dT%H:%M:%fZ', {param}, '+1 day')")
 }
 
-/// SQL expression of the next change stamp (see `search::index`). Every write that
+/// SQL expression of the next change stamp (see `search::text`). Every write that
 /// changes what is searchable sets `rev` to it.
 pub const NEXT_REV: &str = "(SELECT coalesce(max(rev), 0) + 1 FROM memories)";
 

@@ -129,7 +129,7 @@ CREATE INDEX idx_mem_unembedded ON memories(id) WHERE embedded = 0 AND status = 
 /// Version 3 cuts what a learn writes (each index an insert touches is one more
 /// page in the WAL, so one more page of SD/eMMC wear and of every fsync): a learn
 /// appended 21 WAL pages, 7 of them for FTS5, which nothing reads since recall and
-/// dedup use the in-process index built from `memories` (see `search::index`).
+/// dedup use the in-process index built from `memories` (see `search::text`).
 /// - `memories_fts` is dropped;
 /// - the collection, status and type indexes become one index of the active
 ///   memories by collection (what start_session's count and the word-less recall

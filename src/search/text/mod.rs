@@ -2,7 +2,7 @@
 //!
 //! FTS5 scores every match of a query before it returns the first row, which at
 //! 10k memories and a few common words costs milliseconds. This index ranks from
-//! in-memory postings, pruned to the best few ([`super::ranking`]).
+//! in-memory postings, pruned to the best few ([`ranking`]).
 //!
 //! The SQLite file stays the source of truth. Every write that changes what is
 //! searchable (insert, content update, forget, supersede) stamps the row with the
@@ -10,7 +10,7 @@
 //! write transaction, so it is ordered across processes). Before ranking, a
 //! reader compares `max(rev)` with the index's and applies the newer rows — its
 //! own writes and other processes' alike. The first sync loads the copy stored
-//! in the file when the last handle closed ([`super::snapshot`]) or, without
+//! in the file when the last handle closed ([`snapshot`]) or, without
 //! one, builds the whole index (`rm_open_options.preload` does it during open).
 //!
 //! Words are those of [`crate::text`] (lowercased, Chinese segmented by jieba),
@@ -21,11 +21,12 @@ use std::collections::HashMap;
 use parking_lot::RwLock;
 use rusqlite::{params, Connection};
 
+mod ranking;
+mod snapshot;
+
 use crate::error::Result;
 use crate::text::{self, term};
-
-pub use super::ranking::{Admit, Ranking};
-use super::snapshot;
+pub use ranking::{Admit, Ranking};
 
 /// BM25 parameters (the usual values, as FTS5 uses).
 const K1: f32 = 1.2;
