@@ -3,8 +3,8 @@
 //! context that has one, kept in sync with the memories table by `rev` as the
 //! text index and the coordinates ([`super::spatial`]) are. A recall with a filter
 //! evaluates its conditions over these columns (a compare per memory holding the
-//! path, no JSON parsed) and gets the ids that satisfy them; only those rows are
-//! loaded. Before, a selective filter parsed the context of nearly every memory
+//! path, no JSON parsed; [`Checker`], in `checker`) and gets the ids that
+//! satisfy them; only those rows are loaded. Before, a selective filter parsed the context of nearly every memory
 //! of the collection.
 //!
 //! Only a pre-selection: every row loaded is still checked in SQL and by the
