@@ -46,7 +46,7 @@ pub struct OpenOptions {
     /// real-world boost multiplies). Default 60.
     pub rrf_k: f64,
     /// Hybrid fusion settings overriding the model's (`robotmem-model.json`
-    /// "fusion"); `None`: the model's. See `search::fusion`.
+    /// "fusion"); `None`: the model's. See `search::recall::fusion`.
     pub fusion: Option<crate::embed::FusionConfig>,
     /// Per-day confidence decay rate given to new memories. Default 0.01.
     pub decay_rate: f64,

@@ -3,8 +3,8 @@
 use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::classify;
-use crate::dedup::Terms;
 use crate::error::{Error, Result, Status};
+use crate::fingerprint::Terms;
 use crate::store::memory;
 use crate::text;
 use crate::types::{Consolidation, SessionSummary};

@@ -5,7 +5,8 @@
 //! - runs of CJK ideographs are segmented by jieba (dictionary, no HMM: deterministic);
 //! - everything else is split on any character that is not a Unicode letter or digit
 //!   (so `grip_force=12.5N` gives `grip`, `force`, `12`, `5n`, as FTS5's unicode61 does);
-//! - words are lowercased.
+//! - words are lowercased;
+//! - the index's terms are these words, English ones stemmed ([`term`]).
 //!
 //! Nothing here ever builds FTS5 syntax from raw text: queries are made of quoted
 //! words only, so `.`, `"`, `*`, `NEAR`, `-` … in user text are data.
@@ -15,6 +16,7 @@ use std::collections::BTreeSet;
 use std::sync::OnceLock;
 
 use jieba_rs::Jieba;
+use rust_stemmers::{Algorithm, Stemmer};
 
 /// True for CJK unified ideographs (the basic block, extension A and compatibility).
 pub fn is_cjk(c: char) -> bool {
@@ -124,6 +126,18 @@ fn push_segmented(out: &mut String, run: &mut String) {
         out.push(' ');
     }
     run.clear();
+}
+
+/// Normalises one word as the text index and its queries see it (and the
+/// cosine dedup layer compares): English words (ASCII lowercase) stemmed with
+/// Snowball English, so "grasping" finds "grasp"; any other word as it is.
+pub fn term(word: &str) -> String {
+    static STEMMER: OnceLock<Stemmer> = OnceLock::new();
+    if word.bytes().all(|b| b.is_ascii_lowercase()) {
+        STEMMER.get_or_init(|| Stemmer::create(Algorithm::English)).stem(word).into_owned()
+    } else {
+        word.to_string()
+    }
 }
 
 /// English function words that carry no meaning for dedup or ranking.

@@ -90,8 +90,8 @@ fn check(case: &Value) -> Check {
         }
         "dedup" => {
             let cand = input["fts_candidates"][0].as_str().unwrap();
-            let a = dedup::Terms::of(&s("assertion"));
-            let b = dedup::Terms::of(cand);
+            let a = fingerprint::Terms::of(&s("assertion"));
+            let b = fingerprint::Terms::of(cand);
             let sim = text::jaccard_sets(&a.set, &b.set);
             let is_dup = a.duplicate_similarity(&b).is_some();
             let ok = is_dup == expected["is_dup"].as_bool().unwrap()

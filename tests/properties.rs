@@ -56,7 +56,7 @@ proptest! {
 
     #[test]
     fn dedup_is_symmetric(a in "[a-z0-9 .]{0,60}", b in "[a-z0-9 .]{0,60}") {
-        let (ta, tb) = (dedup::Terms::of(&a), dedup::Terms::of(&b));
+        let (ta, tb) = (fingerprint::Terms::of(&a), fingerprint::Terms::of(&b));
         prop_assert_eq!(ta.duplicate_similarity(&tb), tb.duplicate_similarity(&ta));
     }
 }

@@ -8,7 +8,7 @@ mod model;
 #[path = "common/scratch.rs"]
 mod scratch;
 use robotmem::embed::{self, Embedder, TextKind};
-use robotmem::search::vindex::VectorIndex;
+use robotmem::search::vector::VectorIndex;
 use robotmem::store::{vectors, Store};
 use robotmem::*;
 

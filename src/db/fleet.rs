@@ -6,7 +6,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 
 use super::Db;
 use crate::error::{Error, Result, Status};
-use crate::fleet::{self, Change, Identity, Outbox, Repair, SessionEnd};
+use crate::replication::{self, Change, Identity, Outbox, Repair, SessionEnd};
 use crate::types::MemoryStatus;
 
 /// Keys of `robotmem_meta`.
@@ -110,7 +110,7 @@ impl Db {
     /// claims by the same id return its identity; another id is refused (a file is
     /// one robot's memory).
     pub fn fleet_claim(&self, robot_id: &str) -> Result<Identity> {
-        let robot_id = fleet::check_robot_id(robot_id)?;
+        let robot_id = replication::check_robot_id(robot_id)?;
         self.write(|tx| {
             match meta(tx, META_ROBOT)? {
                 Some(owner) if owner != robot_id => {

@@ -18,7 +18,7 @@ use crate::classify;
 use crate::dedup;
 use crate::embed::Embedding;
 use crate::error::Result;
-use crate::fleet::{Applied, Change};
+use crate::replication::{Applied, Change};
 use crate::store::memory::{self, Replica};
 use crate::types::{MemoryKind, PerceptionType};
 

@@ -19,7 +19,7 @@
 //! `similar` lists the similar memories among those ranked, not necessarily every
 //! similar memory stored.
 
-use crate::dedup::Terms;
+use crate::fingerprint::Terms;
 use crate::text;
 use crate::types::Hit;
 

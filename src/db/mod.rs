@@ -1,12 +1,15 @@
-//! The engine: [`Db`] ties the stages together (validate → classify → dedup →
-//! store; search; sessions). A `Db` is `Send + Sync`: share one between threads.
-//! Embedding-related operations (status, re-embed, batch learn) are in `embedding`.
+//! The engine: [`Db`] ties the stages together (validate → classify → fingerprint
+//! → dedup → store; recall; sessions). A `Db` is `Send + Sync`: share one between
+//! threads. Here: open, the write path (learn, save_perception, update, forget);
+//! recall is in `recall`, embedding-related operations (status, re-embed, batch
+//! learn) in `embedding`, the fleet's outbox and merge in `fleet` / `fleet_apply`.
 
 mod browse;
 mod embedding;
 mod fleet;
 mod fleet_apply;
 mod group;
+mod recall;
 mod sessions;
 #[cfg(test)]
 mod tests;
@@ -19,12 +22,13 @@ use parking_lot::Mutex;
 use rusqlite::Connection;
 
 use crate::classify;
-use crate::dedup::{self, Terms};
+use crate::dedup;
 use crate::embed::{self, Embedder, Embedding};
 use crate::error::{Error, Result, Status};
+use crate::fingerprint::{self, Terms};
 use crate::limits::{self, MAX_CONTENT_CHARS, MAX_REASON_CHARS};
 use crate::options::OpenOptions;
-use crate::search::{self, ContextFilter, SpatialSort};
+use crate::search;
 use crate::session;
 use crate::store::{memory, vectors, Store};
 use crate::text;
@@ -96,11 +100,11 @@ struct Stored {
 /// An open robotmem database.
 pub struct Db {
     store: Store,
-    index: search::index::TextIndex,
-    vindex: search::vindex::VectorIndex,
-    /// Coordinates for spatial_sort (search/points.rs).
-    points: search::points::PointIndex,
-    /// Values for context_filter (search/columns.rs).
+    index: search::text::TextIndex,
+    vindex: search::vector::VectorIndex,
+    /// Coordinates for spatial_sort (search/spatial).
+    points: search::spatial::PointIndex,
+    /// Values for context_filter (search/columns).
     columns: search::columns::ColumnIndex,
     opts: OpenOptions,
     /// Recall bookkeeping not yet written (`touches`).
@@ -267,11 +271,11 @@ impl Db {
         let ctx_text = limits::context("context", req.context)?;
         let user_tags = limits::user_tags(req.tags)?;
         let (cls, source, hash) = match req.perception {
-            None => (classify::classify(content, &ctx_text), classify::LEARN_SOURCE, dedup::fact_hash(content)),
+            None => (classify::classify(content, &ctx_text), classify::LEARN_SOURCE, fingerprint::fact_hash(content)),
             Some((t, data, meta)) => (
                 classify::classify_perception(content, &ctx_text),
                 classify::PERCEPTION_SOURCE,
-                dedup::perception_hash(content, t.as_str(), data, meta),
+                fingerprint::perception_hash(content, t.as_str(), data, meta),
             ),
         };
         let ctx = classify::build_context_json_with_source(&ctx_text, source);
@@ -357,7 +361,7 @@ impl Db {
         match (d.vector.as_ref().and_then(Embedding::vector), vec_ok) {
             (Some(v), true) => {
                 let model = self.embedder.as_ref().expect("vectors are ready").stamp();
-                let near = search::vindex::Nearest { index: &self.vindex, model, collection: d.collection };
+                let near = search::vector::Nearest { index: &self.vindex, model, collection: d.collection };
                 dedup::cosine(tx, &near, v, &d.terms, self.opts.cosine_dedup, exclude)
             }
             _ => Ok(None),
@@ -392,119 +396,6 @@ impl Db {
             collection: d.collection.to_string(),
             has_embedding: stored.embedded,
         })
-    }
-
-    /// Ranks memories for a query (spec 002 pipeline).
-    pub fn recall(&self, req: &RecallRequest) -> Result<RecallResult> {
-        let started = std::time::Instant::now();
-        if req.query.chars().count() > limits::MAX_QUERY_CHARS {
-            return Err(Error::invalid(format!("query is longer than {} characters", limits::MAX_QUERY_CHARS)));
-        }
-        if req.query.trim().is_empty() {
-            return Err(Error::invalid("query must not be empty or blank"));
-        }
-        let mut plan = search::Plan {
-            collection: self.collection(req.collection)?,
-            words: text::query_words(req.query),
-            n: limits::clamp_n(req.n),
-            min_confidence: limits::unit_range("min_confidence", req.min_confidence, 0.0, 1.0)?,
-            session_id: limits::optional_session(req.session_id)?,
-            exclude_session: None,
-            // Zero conditions constrain nothing: the same recall as without a filter.
-            filter: req.context_filter.map(ContextFilter::parse).transpose()?.filter(|f| !f.is_empty()),
-            spatial: req.spatial_sort.map(SpatialSort::parse).transpose()?,
-            rrf_k: self.opts.rrf_k,
-            points: Some(&self.points),
-            columns: Some(&self.columns),
-            checker: Default::default(),
-        };
-        // A query of symbols only ("*") lists memories newest first: no vector
-        // search; nor while the stored vectors are another model's (no point
-        // embedding the query). An index that holds this model's vectors says
-        // they were ready at the last sync, which saves a read on every recall.
-        let query = match &self.embedder {
-            Some(e) if req.query.chars().any(char::is_alphanumeric) => {
-                let ready = self.vindex.holds(e.stamp()) || self.store.read(|c| self.vectors_ready(c))?;
-                if ready {
-                    self.embed_query(req.query)
-                } else {
-                    None
-                }
-            }
-            _ => None,
-        };
-        let vector = match &query {
-            None => QueryVector::None,
-            Some(None) => QueryVector::Unrepresentable,
-            Some(Some(_)) => QueryVector::Embedded,
-        };
-        let cjk = text::cjk_share(req.query);
-        let query = query.flatten();
-        let (hits, mode) = self.store.read(|conn| {
-            if req.group_similar {
-                self.grouped_hits(conn, &mut plan, query.as_deref(), cjk)
-            } else {
-                self.hits(conn, &plan, query.as_deref(), cjk)
-            }
-        })?;
-        self.record_recall(&hits, mode);
-        Ok(RecallResult { hits, mode, query_vector: vector, query_ms: started.elapsed().as_secs_f64() * 1e3 })
-    }
-
-    /// The hits of `plan`; with `query` (its vector) hybrid, `query_cjk` its
-    /// text's CJK share ([`text::cjk_share`]).
-    fn hits(
-        &self,
-        conn: &Connection,
-        plan: &search::Plan,
-        query: Option<&[f32]>,
-        query_cjk: f64,
-    ) -> Result<(Vec<Hit>, SearchMode)> {
-        let (ranked, mode) = match (query, &self.embedder) {
-            (Some(vector), Some(e)) if self.sync_vectors(conn)? => {
-                let near =
-                    search::vindex::Nearest { index: &self.vindex, model: e.stamp(), collection: plan.collection };
-                let fusion = self.opts.fusion.unwrap_or_else(|| e.fusion());
-                search::hybrid::run(
-                    conn,
-                    &self.index,
-                    plan,
-                    &search::hybrid::Query { vector, near, fusion, query_cjk },
-                )?
-            }
-            _ => search::run(conn, &self.index, plan)?,
-        };
-        let mut hits = Vec::with_capacity(ranked.len());
-        for r in ranked {
-            let memory = memory::get(conn, r.id)?.ok_or_else(|| Error::internal("ranked memory vanished"))?;
-            let (score, distance, matched, lexical, cosine) = (r.score, r.distance, r.matched, r.lexical, r.cosine);
-            hits.push(Hit { memory, score, distance, matched, lexical, cosine, similar: Vec::new() });
-        }
-        Ok((hits, mode))
-    }
-
-    /// [`Db::hits`] with results that say the same thing folded together
-    /// ([`group`]): ranks deeper until `plan.n` groups are found or the ranking
-    /// runs dry. Scores stay normalised to the best hit.
-    fn grouped_hits(
-        &self,
-        conn: &Connection,
-        plan: &mut search::Plan,
-        query: Option<&[f32]>,
-        query_cjk: f64,
-    ) -> Result<(Vec<Hit>, SearchMode)> {
-        let n = plan.n;
-        let mut depth = (n * group::DEPTH).min(group::MAX_DEPTH).max(n);
-        loop {
-            plan.n = depth;
-            let (ranked, mode) = self.hits(conn, plan, query, query_cjk)?;
-            let dry = ranked.len() < depth;
-            let (groups, full) = group::group(ranked, n);
-            match group::deeper(depth) {
-                Some(next) if !full && !dry => depth = next,
-                _ => return Ok((groups, mode)),
-            }
-        }
     }
 
     /// One memory by id, whatever its status.
@@ -568,10 +459,10 @@ impl Db {
                 }
             };
             let (cls, hash) = match old.kind {
-                MemoryKind::Fact => (classify::classify(content, &ctx_text), dedup::fact_hash(content)),
+                MemoryKind::Fact => (classify::classify(content, &ctx_text), fingerprint::fact_hash(content)),
                 MemoryKind::Perception => (
                     classify::classify_perception(content, &ctx_text),
-                    dedup::perception_hash(
+                    fingerprint::perception_hash(
                         content,
                         old.perception_type.unwrap_or_default().as_str(),
                         old.perception_data.as_deref(),

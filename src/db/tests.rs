@@ -99,7 +99,7 @@ fn learning_number_free_text_does_not_grow_with_the_database() {
 /// stopwords, inflections and one-letter words, so near-duplicates are common).
 #[test]
 fn number_free_near_duplicates_match_a_full_comparison() {
-    use crate::dedup::Terms;
+    use crate::fingerprint::Terms;
     use crate::types::DupMethod;
     const VOCAB: &[&str] = &[
         "grasp",

@@ -92,7 +92,7 @@ pub struct ModelConfig {
 ///   `1 − lexical_weight`. 1 (the default) treats it like any other.
 /// - `cross_script_z`: when set (to `z`), the semantic signal of a memory in
 ///   another script than the query is its cosine standardised among the
-///   other-script memories of the query's nearest [`crate::search::hybrid::MIN_FUSION_DEPTH`]
+///   other-script memories of the query's nearest [`crate::search::recall::hybrid::MIN_FUSION_DEPTH`]
 ///   (`clamp((cos − mean) / (z · deviation), 0, 1)`, with at least 3 of them; else
 ///   the plain mapping): a model's cosines across languages sit on another scale
 ///   than within one, and what tells a cross-lingual answer is how far it stands

@@ -131,7 +131,7 @@ impl ContextFilter {
 pub type Conditions = Vec<(Op, Value)>;
 
 /// A value as the filter compares it: what [`compare`] needs of a JSON value, so
-/// values held elsewhere (search/columns.rs) compare exactly as parsed ones do.
+/// values held elsewhere (search/columns) compare exactly as parsed ones do.
 #[derive(Debug, Clone, Copy)]
 pub enum View<'a> {
     Num(f64),

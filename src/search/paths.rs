@@ -1,5 +1,5 @@
 //! What the per-path in-process indexes share — the coordinates of spatial_sort
-//! ([`super::points`]) and the values of context_filter ([`super::columns`]): each
+//! ([`super::spatial`]) and the values of context_filter ([`super::columns`]): each
 //! holds, per dot path asked for, something read from every active memory's
 //! context, and follows the memories table by `rev` as the text index does.
 

@@ -1,68 +1,34 @@
-//! The text index saved in the database file, so that opening a file and the
-//! first recall do not rebuild it from every row (at 100k memories the build
-//! reads, splits and stems 100k texts: 0.7 s).
+//! The copies of the in-process indexes saved in the database file (table
+//! `index_snapshots`, one row per index, or per path for the per-path ones), so
+//! that opening a file and the first recall do not rebuild them from every row
+//! (at 100k memories the text index build reads, splits and stems 100k texts:
+//! 0.7 s). This is the codec they share; each index encodes its own payload
+//! (`text::snapshot`; `spatial` and `columns` per path, [`load_path`]).
 //!
-//! A snapshot is the index's live documents at one `rev` (the change stamp every
-//! searchable write sets, see [`super::index`]): it is loaded on the first sync of
+//! A snapshot is an index's live state at one `rev` (the change stamp every
+//! searchable write sets, see [`super::text`]): it is loaded on the first sync of
 //! a handle, then the rows with a later `rev` are applied as usual, so a snapshot
 //! that is behind (a process killed before it saved one) costs only those rows.
 //! It is written when the handle closes, if enough changed since the one stored.
 //!
-//! The format is private to one robotmem version and text-processing revision
-//! ([`format`]): any other version rebuilds the index and replaces the snapshot.
-//! A snapshot that does not decode (damaged, cut) is ignored the same way;
-//! decoding checks every count, id and offset and never panics, and a 64-bit
-//! checksum over the payload catches damage that would still decode. A stored
-//! snapshot ends with a tag binding it to its row (kind and path), format, the
-//! schema, the database's random identity, its `rev` and the save that wrote it
-//! (a random token in `robotmem_meta`, written in the same transaction): a row
-//! swapped with another, copied from another file or database, or left from an
-//! earlier save is rebuilt from the memories and replaced at the next close.
+//! The format is private to one robotmem version and the rules of the index's
+//! payload (its format string): any other version rebuilds the index and
+//! replaces the snapshot. A snapshot that does not decode (damaged, cut) is
+//! ignored the same way; decoding checks every count, id and offset and never
+//! panics, and a 64-bit checksum over the payload ([`seal`], [`open`]) catches
+//! damage that would still decode. A stored snapshot ends with a tag binding it
+//! to its row (kind and path), format, the schema, the database's random
+//! identity, its `rev` and the save that wrote it (a random token in
+//! `robotmem_meta`, written in the same transaction): a row swapped with another,
+//! copied from another file or database, or left from an earlier save is rebuilt
+//! from the memories and replaced at the next close.
 //!
-//! Layout (integers LEB128; ids zig-zag): magic `RMTI`, terms (length, UTF-8,
-//! ignorable flag), collections (length, UTF-8), live documents in index order
-//! (id, collection, length, dedup length + 1, term count, then per term the gap
-//! to the previous term id and the frequency), then the FNV-1a hash of all that.
-
-use std::collections::HashMap;
+//! Integers are LEB128 ([`put`], [`Reader::int`]); ids zig-zag.
 
 use rusqlite::{params, Connection, OptionalExtension};
 
 use super::filter::DotPath;
-use super::index::{Doc, Inner};
 use crate::error::Result;
-
-/// The row of the text index in `index_snapshots`.
-const NAME: &str = "text";
-
-const MAGIC: &[u8; 4] = b"RMTI";
-
-/// Revision of the word rules the index depends on (splitting, stemming, which
-/// words are dedup words). Bump it with any change to `crate::text` or
-/// [`super::index::term`] that changes the words of a text.
-const TEXT_RULES: u32 = 1;
-
-/// What a snapshot must say it is to be loaded by this build.
-pub(super) fn format() -> String {
-    format!("robotmem {} text index, rules {TEXT_RULES}", crate::VERSION)
-}
-
-/// The stored text index snapshot of this format, as an index synced to its
-/// `rev`, if it is not ahead of `head` (the newest `rev` of the caller's read
-/// transaction) and decodes. `None`: build from the rows.
-pub(super) fn load(conn: &Connection, head: i64) -> Result<Option<Inner>> {
-    let Some((rev, data)) = load_named(conn, NAME, &format(), head)? else { return Ok(None) };
-    Ok(Inner::decode(&data).ok().map(|mut inner| {
-        inner.rev = Some(rev);
-        inner
-    }))
-}
-
-/// Writes the text index snapshot `encode` makes of an index synced to `rev`,
-/// unless the stored one is of this format and fewer than `min_changes` revs behind.
-pub(super) fn save(conn: &Connection, rev: i64, min_changes: i64, encode: impl FnOnce() -> Vec<u8>) -> Result<bool> {
-    save_named(conn, NAME, &format(), rev, min_changes, encode)
-}
 
 /// The `(rev, bytes)` of snapshot `name` if it has `format`, is not ahead of
 /// `head` and is bound to this row, database and save ([`bound`]).
@@ -228,7 +194,7 @@ pub(super) fn begin(magic: &[u8; 4], names: &[&str]) -> Vec<u8> {
 #[derive(Debug, PartialEq)]
 pub struct Damaged;
 
-fn fnv1a(bytes: &[u8]) -> u64 {
+pub(super) fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
 }
 
@@ -329,186 +295,4 @@ pub(super) fn open<'a>(bytes: &'a [u8], magic: &[u8; 4]) -> std::result::Result<
         return Err(Damaged);
     }
     Ok(Reader { b: body, at: magic.len() })
-}
-
-impl Inner {
-    /// The live documents and the words and collections they use.
-    pub(super) fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(64 + self.docs.len() * 48);
-        out.extend_from_slice(MAGIC);
-        let mut terms: Vec<(&str, u32)> = self.term_ids.iter().map(|(s, &t)| (s.as_str(), t)).collect();
-        terms.sort_unstable_by_key(|&(_, t)| t);
-        put(&mut out, terms.len() as u64);
-        for (s, t) in terms {
-            put_str(&mut out, s);
-            out.push(self.ignorable[t as usize] as u8);
-        }
-        let mut colls: Vec<(&str, u32)> = self.collections.iter().map(|(s, &c)| (s.as_str(), c)).collect();
-        colls.sort_unstable_by_key(|&(_, c)| c);
-        put(&mut out, colls.len() as u64);
-        for (s, _) in colls {
-            put_str(&mut out, s);
-        }
-        put(&mut out, self.live as u64);
-        for doc in self.docs.iter().filter(|d| d.live) {
-            put(&mut out, zigzag(doc.id));
-            put(&mut out, doc.collection as u64);
-            put(&mut out, doc.len as u64);
-            put(&mut out, (doc.dedup_len as i64 + 1) as u64);
-            put(&mut out, doc.terms.len() as u64);
-            let mut prev = 0u32;
-            for &(t, tf) in &doc.terms {
-                put(&mut out, (t - prev) as u64);
-                put(&mut out, tf as u64);
-                prev = t;
-            }
-        }
-        seal(out)
-    }
-
-    /// The index a snapshot holds (its `rev` is the caller's to set).
-    pub(super) fn decode(bytes: &[u8]) -> std::result::Result<Inner, Damaged> {
-        let mut r = open(bytes, MAGIC)?;
-        let mut inner = Inner::default();
-        let n_terms = r.count()?;
-        for t in 0..n_terms as u32 {
-            let s = r.str()?;
-            let ignorable = r.below(2)? == 1;
-            if inner.term_ids.insert(s.to_string(), t).is_some() {
-                return Err(Damaged);
-            }
-            inner.postings.push(Vec::new());
-            inner.df.push(0);
-            inner.ignorable.push(ignorable);
-            inner.max_tf.push(0);
-            inner.min_len.push(u32::MAX);
-        }
-        let n_colls = r.count()?;
-        for c in 0..n_colls as u32 {
-            if inner.collections.insert(r.str()?.to_string(), c).is_some() {
-                return Err(Damaged);
-            }
-        }
-        let n_docs = r.count()?;
-        inner.docs.reserve(n_docs);
-        inner.by_id = HashMap::with_capacity(n_docs);
-        for d in 0..n_docs as u32 {
-            let id = unzigzag(r.int()?);
-            let collection = r.below(n_colls as u64)? as u32;
-            let len = r.below(u32::MAX as u64 + 1)? as u32;
-            let dedup_len = r.below(i32::MAX as u64 + 1)? as i32 - 1;
-            let n = r.count()?;
-            let mut terms = Vec::with_capacity(n);
-            let mut t = 0u64;
-            for i in 0..n {
-                let gap = r.int()?;
-                if i > 0 && gap == 0 {
-                    return Err(Damaged); // term ids strictly ascending
-                }
-                t = t.checked_add(gap).filter(|&t| t < n_terms as u64).ok_or(Damaged)?;
-                let tf = r.below(u16::MAX as u64 + 1)? as u16;
-                if tf == 0 {
-                    return Err(Damaged);
-                }
-                terms.push((t as u32, tf));
-            }
-            if inner.by_id.insert(id, d).is_some() {
-                return Err(Damaged);
-            }
-            for &(t, _) in &terms {
-                inner.df[t as usize] += 1;
-            }
-            inner.live += 1;
-            inner.total_len += len as u64;
-            inner.docs.push(Doc { id, collection, len, live: true, dedup_len, terms });
-        }
-        if !r.done() {
-            return Err(Damaged);
-        }
-        // Postings sized exactly (grown by doubling they would hold up to twice the memory).
-        for (list, &df) in inner.postings.iter_mut().zip(&inner.df) {
-            list.reserve_exact(df as usize);
-        }
-        for d in 0..inner.docs.len() {
-            let (len, terms) = (inner.docs[d].len, std::mem::take(&mut inner.docs[d].terms));
-            for &(t, tf) in &terms {
-                inner.post(t, d as u32, tf, len);
-            }
-            inner.docs[d].terms = terms;
-        }
-        Ok(inner)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn sample() -> Inner {
-        let mut i = Inner::default();
-        i.add(1, "a", "grasping the red mug worked", 4);
-        i.add(7, "b", "抓取杯子成功 grasp", -1);
-        i.add(-3, "a", "mug mug mug on the table", -1);
-        i.add(9, "a", "to be removed", -1);
-        i.remove(9);
-        i
-    }
-
-    #[test]
-    fn round_trip_keeps_the_live_documents() {
-        let i = sample();
-        let bytes = i.encode();
-        let j = Inner::decode(&bytes).unwrap();
-        assert_eq!(j.encode(), bytes, "decoding and encoding again is the identity");
-        assert_eq!(j.live, 3);
-        assert_eq!(j.docs.len(), 3);
-        assert_eq!(j.total_len, i.total_len);
-        assert_eq!(j.df, i.df);
-        for (a, b) in j.docs.iter().zip(i.docs.iter().filter(|d| d.live)) {
-            assert_eq!(
-                (a.id, a.collection, a.len, a.dedup_len, &a.terms),
-                (b.id, b.collection, b.len, b.dedup_len, &b.terms)
-            );
-        }
-    }
-
-    #[test]
-    fn any_damage_is_refused_without_panicking() {
-        let bytes = sample().encode();
-        for cut in 0..bytes.len() {
-            assert_eq!(Inner::decode(&bytes[..cut]).err(), Some(Damaged), "cut at {cut}");
-        }
-        for at in 0..bytes.len() {
-            for bit in 0..8 {
-                let mut b = bytes.clone();
-                b[at] ^= 1 << bit;
-                assert!(Inner::decode(&b).is_err(), "bit {bit} of byte {at}");
-            }
-        }
-    }
-
-    #[test]
-    fn hostile_payloads_with_a_valid_checksum_are_refused() {
-        // Arbitrary bodies sealed with a correct checksum: decode must check every
-        // count and id itself (no panic, no huge allocation).
-        let mut x = 0x1234_5678_9abc_def0u64;
-        for round in 0..20_000 {
-            let mut body = MAGIC.to_vec();
-            let n = (round % 64) + 1;
-            for _ in 0..n {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                body.push(if round % 3 == 0 { (x % 4) as u8 } else { x as u8 });
-            }
-            let sum = fnv1a(&body);
-            body.extend_from_slice(&sum.to_le_bytes());
-            let _ = Inner::decode(&body);
-        }
-        let mut huge = MAGIC.to_vec();
-        put(&mut huge, u64::MAX);
-        let sum = fnv1a(&huge);
-        huge.extend_from_slice(&sum.to_le_bytes());
-        assert!(Inner::decode(&huge).is_err());
-    }
 }

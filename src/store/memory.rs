@@ -3,8 +3,8 @@
 use rusqlite::types::ValueRef;
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
-use crate::dedup;
 use crate::error::{Error, Result, Status};
+use crate::fingerprint;
 use crate::text;
 use crate::types::{Memory, MemoryKind, MemoryStatus, PerceptionType};
 
@@ -24,7 +24,7 @@ pub struct NewMemory<'a> {
     pub content_hash: &'a str,
     pub scope: &'a crate::classify::Scope,
     pub is_real: bool,
-    pub terms: &'a crate::dedup::Terms,
+    pub terms: &'a crate::fingerprint::Terms,
     pub now: &'a str,
     /// A memory received from the fleet: its identity and version. `None` for a
     /// local memory: a new UUIDv7 global id, version 1 (and a trigger logs it
@@ -86,7 +86,7 @@ pub fn insert(conn: &Connection, m: &NewMemory) -> Result<i64> {
         m.remote.map(|r| &r.origin),
         m.remote.map(|r| &r.writer),
         m.remote.map(|r| r.version),
-        dedup::meta_hash(m.collection, m.session_id, m.category, m.context, m.now),
+        fingerprint::meta_hash(m.collection, m.session_id, m.category, m.context, m.now),
     ])?;
     Ok(conn.last_insert_rowid())
 }
@@ -101,7 +101,7 @@ pub struct Rewrite<'a> {
     pub context: &'a str,
     pub is_real: bool,
     pub scope: &'a crate::classify::Scope,
-    pub terms: &'a crate::dedup::Terms,
+    pub terms: &'a crate::fingerprint::Terms,
     pub now: &'a str,
     /// The fleet version applied (`None`: a local change; the trigger counts it).
     pub remote: Option<&'a Replica>,
@@ -116,7 +116,7 @@ pub fn rewrite(conn: &Connection, id: i64, w: &Rewrite) -> Result<()> {
         .query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
         .optional()?;
     let meta = kept.map(|(collection, session, created)| {
-        dedup::meta_hash(&collection, session.as_deref(), w.category, w.context, &created)
+        fingerprint::meta_hash(&collection, session.as_deref(), w.category, w.context, &created)
     });
     conn.prepare_cached(&format!(
         "UPDATE memories SET content = ?2, human_summary = ?3, category = ?4, confidence = ?5,
@@ -170,7 +170,7 @@ pub fn one_day_after(param: &str) -> String {
     format!("strftime('%Y-%m-%dT%H:%M:%fZ', {param}, '+1 day')")
 }
 
-/// SQL expression of the next change stamp (see `search::index`). Every write that
+/// SQL expression of the next change stamp (see `search::text`). Every write that
 /// changes what is searchable sets `rev` to it.
 pub const NEXT_REV: &str = "(SELECT coalesce(max(rev), 0) + 1 FROM memories)";
 
@@ -220,8 +220,8 @@ pub fn from_row(r: &Row) -> Result<Memory> {
     let perception_metadata = text(14, "perception metadata")?;
     if let Some(stored) = text(20, "content hash")? {
         let actual = match kind {
-            MemoryKind::Fact => dedup::fact_hash(&content),
-            MemoryKind::Perception => dedup::perception_hash(
+            MemoryKind::Fact => fingerprint::fact_hash(&content),
+            MemoryKind::Perception => fingerprint::perception_hash(
                 &content,
                 ptype.unwrap_or_default().as_str(),
                 perception_data.as_deref(),
@@ -245,7 +245,7 @@ pub fn from_row(r: &Row) -> Result<Memory> {
     let context = text(11, "context")?.unwrap_or_default();
     let created_at = text(18, "creation time")?.unwrap_or_default();
     if let Some(stored) = text(21, "checksum of its texts")? {
-        if stored != dedup::meta_hash(&collection, session_id.as_deref(), &category, &context, &created_at) {
+        if stored != fingerprint::meta_hash(&collection, session_id.as_deref(), &category, &context, &created_at) {
             return Err(damaged(
                 id,
                 "its context, category, collection, session or creation time does not match its checksum",

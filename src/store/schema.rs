@@ -129,7 +129,7 @@ CREATE INDEX idx_mem_unembedded ON memories(id) WHERE embedded = 0 AND status = 
 /// Version 3 cuts what a learn writes (each index an insert touches is one more
 /// page in the WAL, so one more page of SD/eMMC wear and of every fsync): a learn
 /// appended 21 WAL pages, 7 of them for FTS5, which nothing reads since recall and
-/// dedup use the in-process index built from `memories` (see `search::index`).
+/// dedup use the in-process index built from `memories` (see `search::text`).
 /// - `memories_fts` is dropped;
 /// - the collection, status and type indexes become one index of the active
 ///   memories by collection (what start_session's count and the word-less recall
@@ -253,7 +253,7 @@ END;
 
 /// `meta_hash`: checksum of the texts a read returns besides the content (which
 /// `content_hash` covers): collection, session id, category, context, creation
-/// time (`dedup::meta_hash`), written with them; the migration computes it for
+/// time (`fingerprint::meta_hash`), written with them; the migration computes it for
 /// every stored memory ([`fill_meta_hashes`]).
 const V6: &str = "ALTER TABLE memories ADD COLUMN meta_hash TEXT;";
 
@@ -270,7 +270,7 @@ fn fill_meta_hashes(conn: &Connection) -> Result<()> {
                 (r.get(1)?, r.get(3)?, r.get(4)?, r.get(5)?);
             Ok((
                 r.get::<_, i64>(0)?,
-                crate::dedup::meta_hash(&collection, session.as_deref(), &category, &context, &created),
+                crate::fingerprint::meta_hash(&collection, session.as_deref(), &category, &context, &created),
             ))
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;

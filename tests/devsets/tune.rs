@@ -20,7 +20,7 @@ type Signals = (Option<f64>, Option<f64>, Option<usize>, Option<usize>, f64);
 /// The share of CJK ideographs among a text's letters, as hybrid fusion counts it.
 pub use robotmem::text::cjk_share;
 
-/// Entries per list of a recall with n = 10 (`search::hybrid::fusion_depth(10)`).
+/// Entries per list of a recall with n = 10 (`search::recall::hybrid::fusion_depth(10)`).
 pub const DEPTH: usize = 40;
 
 /// Where to write dumps (`ROBOTMEM_FUSION_DUMP=DIR`), if asked.

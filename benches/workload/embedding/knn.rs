@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use robotmem::embed::ModelStamp;
-use robotmem::search::vindex::VectorIndex;
+use robotmem::search::vector::VectorIndex;
 use robotmem::store::vectors;
 use rusqlite::Connection;
 use serde_json::{json, Map, Value};

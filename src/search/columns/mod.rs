@@ -1,10 +1,10 @@
 //! The values that context_filter reads, held in process: per dot path asked for
 //! (at most [`MAX_COLUMNS`]), the value at that path in each active memory's
 //! context that has one, kept in sync with the memories table by `rev` as the
-//! text index and the coordinates ([`super::points`]) are. A recall with a filter
+//! text index and the coordinates ([`super::spatial`]) are. A recall with a filter
 //! evaluates its conditions over these columns (a compare per memory holding the
-//! path, no JSON parsed) and gets the ids that satisfy them; only those rows are
-//! loaded. Before, a selective filter parsed the context of nearly every memory
+//! path, no JSON parsed; [`Checker`], in `checker`) and gets the ids that
+//! satisfy them; only those rows are loaded. Before, a selective filter parsed the context of nearly every memory
 //! of the collection.
 //!
 //! Only a pre-selection: every row loaded is still checked in SQL and by the
@@ -25,9 +25,13 @@ use parking_lot::RwLock;
 use rusqlite::Connection;
 use serde_json::Value;
 
-use super::filter::{Conditions, ContextFilter, DotPath, View};
-use super::{paths, snapshot};
+mod checker;
+
 use crate::error::Result;
+use crate::search::filter::{Conditions, ContextFilter, DotPath, View};
+use crate::search::{paths, snapshot};
+pub use checker::Checker;
+use checker::Compiled;
 
 /// Per stale path: the rows that changed, with their new value (`None`: gone or no value).
 type ChangedRows = Vec<(i64, Option<(u32, Value)>)>;
@@ -397,69 +401,10 @@ impl ColumnIndex {
             // columns): the row check decides that condition.
             let Some(c) = inner.columns.get(path) else { continue };
             c.used.store(self.clock.fetch_add(1, Ordering::Relaxed) + 1, Ordering::Relaxed);
-            // Each distinct string decided once, if there are not too many.
-            let strings = (c.strings.len() <= MAX_DECIDED_STRINGS)
-                .then(|| c.strings.iter().map(|t| ContextFilter::holds(ops, View::Str(t))).collect());
-            cols.push(Compiled { column: Arc::clone(c), ops: ops.clone(), strings });
+            cols.push(Compiled::new(Arc::clone(c), ops));
         }
         let collection = inner.collections.get(collection).copied();
         Ok(Checker { cols, collection })
-    }
-}
-
-/// Distinct strings of a column decided up front per recall (more: compared one
-/// by one).
-const MAX_DECIDED_STRINGS: usize = 4096;
-
-/// One condition over its column.
-struct Compiled {
-    column: Arc<Column>,
-    ops: Conditions,
-    /// Whether each interned string satisfies the condition.
-    strings: Option<Vec<bool>>,
-}
-
-impl Compiled {
-    fn holds_at(&self, collection: Option<u32>, i: usize) -> bool {
-        let c = &*self.column;
-        if Some(c.collections[i]) != collection {
-            return false;
-        }
-        match (&c.cells[i], &self.strings) {
-            (Cell::Str(s), Some(ok)) => ok[*s as usize],
-            (cell, _) => c.view(cell).is_some_and(|v| ContextFilter::holds(&self.ops, v)),
-        }
-    }
-}
-
-/// The filter's conditions over the columns, for one recall (see
-/// [`ColumnIndex::checker`]). Holds the columns as they were synced for it.
-pub struct Checker {
-    cols: Vec<Compiled>,
-    /// None: the collection has no memory holding any of the paths.
-    collection: Option<u32>,
-}
-
-impl Checker {
-    /// Whether memory `id` can satisfy the filter: its value at each path does
-    /// (a memory lacking a path never satisfies its condition).
-    pub fn admits(&self, id: i64) -> bool {
-        self.cols.iter().all(|k| k.column.slot(id).is_some_and(|i| k.holds_at(self.collection, i)))
-    }
-
-    /// The ids that satisfy the filter, newest (largest) first: the shortest
-    /// column walked backwards, each id checked against the others.
-    /// Lazy: a recall stops as soon as it has its n.
-    pub fn newest_first(&self) -> impl Iterator<Item = i64> + '_ {
-        let first = self.cols.iter().min_by_key(|k| k.column.ids.len() - k.column.dead);
-        let len = first.map_or(0, |k| k.column.ids.len());
-        (0..len)
-            .rev()
-            .filter_map(move |i| {
-                let k = first?;
-                k.holds_at(self.collection, i).then(|| k.column.ids[i])
-            })
-            .filter(|&id| self.admits(id))
     }
 }
 

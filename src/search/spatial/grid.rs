@@ -1,5 +1,5 @@
 //! A uniform grid over the coordinates of one spatial_sort field
-//! ([`super::points`]), so the nearest memories are found by visiting the cells
+//! ([`super`]), so the nearest memories are found by visiting the cells
 //! around the target ring by ring instead of measuring every memory (at a million
 //! memories that walk took 14 ms).
 //!

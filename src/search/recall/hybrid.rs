@@ -19,11 +19,12 @@ use rusqlite::{Connection, OptionalExtension};
 use super::candidates::{self, Candidate, Lookup};
 use super::constrained::{self, Relevance};
 use super::fusion;
-use super::index::TextIndex;
-use super::vindex::{Nearest, Neighbours};
-use super::{admit, normalise, quality, Plan, Ranked, REAL_WORLD_BOOST};
+use super::rank::{admit, normalise, quality, REAL_WORLD_BOOST};
+use super::{Plan, Ranked};
 use crate::embed::FusionConfig;
 use crate::error::Result;
+use crate::search::text::TextIndex;
+use crate::search::vector::{Nearest, Neighbours};
 use crate::store::vectors;
 use crate::types::SearchMode;
 
@@ -116,7 +117,7 @@ fn accept(plan: &Plan, c: Candidate, cosine: Option<f64>) -> Option<Entry> {
 
 /// Runs the plan with `q` as the second list. `q.near` is synced in this read
 /// transaction.
-pub fn run(conn: &Connection, index: &TextIndex, plan: &Plan, q: &Query) -> Result<(Vec<Ranked>, SearchMode)> {
+pub(super) fn run(conn: &Connection, index: &TextIndex, plan: &Plan, q: &Query) -> Result<(Vec<Ranked>, SearchMode)> {
     if plan.spatial.is_some() {
         index.sync(conn)?;
         // Distance orders these results; the fused score only breaks its ties, at

@@ -4,12 +4,12 @@
 //! 0.5–0.7 µs per stored vector (4–7 ms at 10k, 52–74 ms at 100k on the
 //! benchmark machine) and a read of one vector by rowid about 250 µs. This index
 //! keeps every vector as 16-bit codes in two int8 planes plus its sign bits
-//! ([`super::quant`]): a KNN scans the int8 plane (one byte per dimension, SIMD)
+//! ([`quant`]): a KNN scans the int8 plane (one byte per dimension, SIMD)
 //! and re-scores a few times `k` candidates with both planes, which ranks as f32
 //! does. Large collections are first narrowed by the sign bits, when that pass
 //! can be trusted ([`BINARY_FROM`]).
 //!
-//! Synchronisation follows the BM25 index ([`super::index`]): every write that
+//! Synchronisation follows the BM25 index ([`super::text`]): every write that
 //! adds, replaces or drops a vector stamps the row with the next `rev`; a reader
 //! compares `max(rev)` with the index's and applies the newer rows in its own
 //! read transaction. Vectors this handle wrote come from a cache filled when
@@ -29,10 +29,12 @@ use std::thread::ThreadId;
 use parking_lot::{Mutex, RwLock};
 use rusqlite::Connection;
 
-use super::quant::{self, Query};
+pub mod quant;
+
 use crate::embed::ModelStamp;
 use crate::error::{Error, Result};
 use crate::store::vectors;
+use quant::Query;
 
 /// Changed rows whose vectors would each be read from sqlite-vec above which a
 /// sync reloads the whole index instead.
@@ -425,8 +427,8 @@ fn top(scored: impl Iterator<Item = (f32, u32)>, m: usize) -> Vec<u32> {
 
 #[cfg(test)]
 mod tests {
+    use super::quant::unit;
     use super::*;
-    use crate::search::quant::unit;
 
     fn inner(dim: usize) -> Inner {
         Inner { stamp: Some("m".into()), dim, ..Inner::default() }

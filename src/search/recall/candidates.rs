@@ -6,10 +6,10 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::columns::Checker;
-use super::index::{Admit, Ranking, TextIndex};
 use super::Plan;
 use crate::error::Result;
+use crate::search::columns::Checker;
+use crate::search::text::{Admit, Ranking, TextIndex};
 use crate::types::SearchMode;
 
 /// A memory that passed the collection, status, confidence and session filters.

@@ -24,7 +24,7 @@
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, HashSet};
 
-use super::index::{Inner, Posting, TextIndex};
+use super::{Inner, Posting, TextIndex};
 
 /// Size of the first batch; each later one is [`GROWTH`] times larger.
 const FIRST_BATCH: usize = 64;

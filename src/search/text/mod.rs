@@ -2,7 +2,7 @@
 //!
 //! FTS5 scores every match of a query before it returns the first row, which at
 //! 10k memories and a few common words costs milliseconds. This index ranks from
-//! in-memory postings, pruned to the best few ([`super::ranking`]).
+//! in-memory postings, pruned to the best few ([`ranking`]).
 //!
 //! The SQLite file stays the source of truth. Every write that changes what is
 //! searchable (insert, content update, forget, supersede) stamps the row with the
@@ -10,38 +10,27 @@
 //! write transaction, so it is ordered across processes). Before ranking, a
 //! reader compares `max(rev)` with the index's and applies the newer rows — its
 //! own writes and other processes' alike. The first sync loads the copy stored
-//! in the file when the last handle closed ([`super::snapshot`]) or, without
+//! in the file when the last handle closed ([`snapshot`]) or, without
 //! one, builds the whole index (`rm_open_options.preload` does it during open).
 //!
 //! Words are those of [`crate::text`] (lowercased, Chinese segmented by jieba),
 //! English words stemmed with Snowball English, so "grasping" finds "grasp".
 
 use std::collections::HashMap;
-use std::sync::OnceLock;
 
 use parking_lot::RwLock;
 use rusqlite::{params, Connection};
-use rust_stemmers::{Algorithm, Stemmer};
+
+mod ranking;
+mod snapshot;
 
 use crate::error::Result;
-use crate::text;
-
-pub use super::ranking::{Admit, Ranking};
-use super::snapshot;
+use crate::text::{self, term};
+pub use ranking::{Admit, Ranking};
 
 /// BM25 parameters (the usual values, as FTS5 uses).
 const K1: f32 = 1.2;
 const B: f32 = 0.75;
-
-/// Normalises one word as both the index and queries see it.
-pub fn term(word: &str) -> String {
-    static STEMMER: OnceLock<Stemmer> = OnceLock::new();
-    if word.bytes().all(|b| b.is_ascii_lowercase()) {
-        STEMMER.get_or_init(|| Stemmer::create(Algorithm::English)).stem(word).into_owned()
-    } else {
-        word.to_string()
-    }
-}
 
 pub(super) struct Doc {
     pub(super) id: i64,

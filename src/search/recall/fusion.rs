@@ -2,7 +2,7 @@
 //! mapped to [0, 1] on an absolute scale rather than by rank.
 //!
 //! - `lexical` is the share of the query's BM25 ceiling a memory holds
-//!   (`index::Ranking::ceiling`): 1 would be every query word at saturation.
+//!   (`search::text::Ranking::ceiling`): 1 would be every query word at saturation.
 //! - `semantic = clamp((cosine − floor) / (ceiling − floor), 0, 1)` with the
 //!   model's `cosine_floor` / `cosine_ceiling` (`robotmem-model.json` "fusion").
 //!   A neighbour at or below the floor is not relevant by its vector: it neither

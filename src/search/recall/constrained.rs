@@ -13,7 +13,7 @@
 //! Each result says whether it matched the query (`Ranked::matched`).
 //! `fill_newest` walks the collection's active memories in SQL (newest first),
 //! evaluates the context filter in Rust and stops as soon as it has n. `nearest`
-//! loads rows nearest first by the in-process coordinates ([`super::points`])
+//! loads rows nearest first by the in-process coordinates ([`crate::search::spatial`])
 //! and stops when no farther memory can enter; it scans like `fill_newest` only
 //! when fewer than n memories with coordinates qualify.
 
@@ -22,7 +22,8 @@ use std::collections::HashSet;
 use rusqlite::Connection;
 
 use super::candidates;
-use super::{admit, Plan, Ranked, TopN, REAL_WORLD_BOOST};
+use super::rank::{admit, TopN, REAL_WORLD_BOOST};
+use super::{Plan, Ranked};
 use crate::error::Result;
 
 /// How a memory relates to the query in a spatial recall.

@@ -17,10 +17,12 @@ use parking_lot::RwLock;
 use rusqlite::Connection;
 use serde_json::Value;
 
-use super::filter::DotPath;
-use super::grid::Grid;
-use super::{paths, snapshot};
+mod grid;
+
 use crate::error::Result;
+use crate::search::filter::DotPath;
+use crate::search::{paths, snapshot};
+use grid::Grid;
 
 /// Points in order of (distance, id) after a start, and whether the grid has no more.
 pub type NearestBatch = (Vec<(f64, i64)>, bool);

@@ -1,0 +1,80 @@
+//! The recall pipeline of spec 002, one entry: [`run`] takes the indexes, the
+//! plan and the query's vector (if any) and makes the one choice between
+//! hybrid recall ([`hybrid`]: a vector, and the stored vectors are its model's)
+//! and BM25 alone ([`lexical`]).
+//!
+//! candidates (BM25 from the in-process index, or newest first when the query has
+//! no word; [`candidates`]) →
+//! RRF score `1/(k + rank + 1)` → real-world ×1.5 → SQL-side min_confidence and
+//! session filters → context_filter → spatial max_distance → top-k (by score, or
+//! by distance for spatial_sort) → MaxScore normalisation ([`rank`]).
+//!
+//! Filters are exact: candidates are consumed in rank order until no later
+//! candidate could still enter the top-k (a later one scores at most
+//! `1.5/(k + rank + 1)`), so when at least n memories match the query and every
+//! filter, n are returned — there is no fixed over-fetch that runs dry.
+//!
+//! Constraints (context_filter, session, spatial_sort) hold over *all* memories,
+//! not only those that match the query ([`constrained`]): a constrained recall
+//! returns min(n, memories satisfying them) — the query's matches first, then
+//! the newest other memories that satisfy them; with spatial_sort the n nearest
+//! of all that satisfy them (relevance breaks distance ties). Each hit says
+//! whether it matched the query. Hybrid recall fuses BM25 with cosines as
+//! [`fusion`] describes.
+
+pub mod candidates;
+pub mod constrained;
+pub mod fusion;
+pub mod hybrid;
+mod lexical;
+mod plan;
+mod rank;
+
+use rusqlite::Connection;
+
+use crate::embed::{FusionConfig, ModelStamp};
+use crate::error::Result;
+use crate::search::text::TextIndex;
+use crate::search::vector::{Nearest, VectorIndex};
+use crate::store::vectors;
+use crate::types::SearchMode;
+pub use plan::{Plan, Ranked};
+pub use rank::{is_real_world, rrf_merge, REAL_WORLD_BOOST};
+
+/// The in-process indexes a recall ranks with (the coordinates and the filter
+/// columns it reads are the plan's: [`Plan::points`], [`Plan::columns`]).
+pub struct Indexes<'a> {
+    pub text: &'a TextIndex,
+    pub vector: &'a VectorIndex,
+}
+
+/// The query's embedding, for hybrid recall.
+pub struct QueryEmbedding<'a> {
+    pub vector: &'a [f32],
+    /// The model that made it.
+    pub model: &'a ModelStamp,
+    pub fusion: FusionConfig,
+    /// The query text's CJK share ([`crate::text::cjk_share`]).
+    pub cjk: f64,
+}
+
+/// Runs the plan: hybrid when the query has a vector and the stored vectors are
+/// its model's (the vector index is then synced in this read transaction), else
+/// BM25 alone. Results best first (nearest first with spatial_sort), scores
+/// normalised to a maximum of 1.0.
+pub fn run(
+    conn: &Connection,
+    indexes: &Indexes,
+    plan: &Plan,
+    query: Option<QueryEmbedding>,
+) -> Result<(Vec<Ranked>, SearchMode)> {
+    match query {
+        Some(q) if vectors::matches(conn, q.model)? => {
+            indexes.vector.sync(conn, q.model)?;
+            let near = Nearest { index: indexes.vector, model: q.model, collection: plan.collection };
+            let query = hybrid::Query { vector: q.vector, near, fusion: q.fusion, query_cjk: q.cjk };
+            hybrid::run(conn, indexes.text, plan, &query)
+        }
+        _ => lexical::run(conn, indexes.text, plan),
+    }
+}
