@@ -22,29 +22,58 @@
 //! [`dedup`] (the store and the indexes) and [`session`]; [`db`]; [`fleet`] and
 //! `ffi` on top.
 
-pub mod classify;
-pub mod db;
-pub mod dedup;
-pub mod embed;
+pub(crate) mod classify;
+pub(crate) mod db;
+pub(crate) mod dedup;
+pub(crate) mod embed;
 pub mod error;
 pub mod ffi;
-pub mod fingerprint;
+pub(crate) mod fingerprint;
 pub mod fleet;
 pub mod limits;
 pub mod options;
 pub mod render;
-pub mod replication;
-pub mod search;
-pub mod session;
-pub mod store;
-pub mod text;
+pub(crate) mod replication;
+pub(crate) mod search;
+pub(crate) mod session;
+pub(crate) mod store;
+pub(crate) mod text;
 pub mod types;
 
+/// Export and import of a database as JSON lines (the `robotmem export` / `import` format).
+pub use db::transfer;
 pub use db::Db;
 pub use embed::FusionConfig;
 pub use error::{Error, Result, Status};
 pub use options::{Durability, Location, OpenOptions};
 pub use types::*;
+
+/// Engine internals that the project's own tests and benchmarks reach: not an API,
+/// no stability promise, hidden from the documentation.
+#[doc(hidden)]
+pub mod internals {
+    pub mod embed {
+        pub use crate::embed::{
+            cosine, load, onnx, pool, runtime, unigram, EmbedSettings, Embedder, Embedding, ModelStamp, Pooling,
+            TextKind,
+        };
+    }
+    pub mod store {
+        pub use crate::store::{schema, vectors, Store};
+    }
+    pub mod search {
+        pub use crate::search::{filter, is_real_world, rrf_merge, vector, ContextFilter, LazyContext, SpatialSort};
+    }
+    pub mod session {
+        pub use crate::session::decayed;
+    }
+    pub mod text {
+        pub use crate::text::{cjk_share, fts_query, index_text, jaccard, jaccard_sets, numbers, summarize};
+    }
+    pub mod fingerprint {
+        pub use crate::fingerprint::{meta_hash, Terms};
+    }
+}
 
 /// The crate version (`CARGO_PKG_VERSION`), also returned by `rm_version()`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -274,7 +274,7 @@ fn filters_of_every_value_kind_agree_with_the_brute_force() {
             let got =
                 db.recall(&RecallRequest { query, n: 100, context_filter: Some(&f), ..Default::default() }).unwrap();
             let got: Vec<i64> = got.hits.iter().map(|h| h.memory.id).collect();
-            let parsed = robotmem::search::ContextFilter::parse(&f).unwrap();
+            let parsed = robotmem::internals::search::ContextFilter::parse(&f).unwrap();
             let mut want: Vec<i64> = ctxs.iter().filter(|(_, c)| parsed.matches(c)).map(|(id, _)| *id).collect();
             want.sort_unstable_by(|a, b| b.cmp(a));
             if query == "*" || want.len() <= 100 {

@@ -5,7 +5,7 @@ mod model;
 
 #[path = "common/scratch.rs"]
 mod scratch;
-use robotmem::embed::{self, cosine, onnx::OnnxEmbedder, Embedder, Embedding, TextKind};
+use robotmem::internals::embed::{self, cosine, onnx::OnnxEmbedder, Embedder, Embedding, TextKind};
 use robotmem::*;
 use serde_json::Value;
 

@@ -381,7 +381,7 @@ fn a_version_2_database_is_migrated_with_its_memories() {
     assert_eq!(db.recall(&RecallRequest { query: "spare gripper", ..Default::default() }).unwrap().hits.len(), 1);
     let c = rusqlite::Connection::open(&path).unwrap();
     let v: i32 = c.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
-    assert_eq!(v, robotmem::store::schema::SCHEMA_VERSION);
+    assert_eq!(v, robotmem::internals::store::schema::SCHEMA_VERSION);
     // The memory got a global id: a UUIDv7 whose time is its creation's (same minute).
     let (gid, created): (String, String) = c
         .query_row("SELECT global_id, created_at FROM memories WHERE id = ?1", [id], |r| Ok((r.get(0)?, r.get(1)?)))

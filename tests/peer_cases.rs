@@ -5,7 +5,8 @@
 //! with the reason; where a case encodes one of the original's flaws, our
 //! behaviour is asserted instead and the reason is given next to it.
 
-use robotmem::search::filter::{resolve, ContextFilter, SpatialSort};
+use robotmem::internals::search::filter::{resolve, ContextFilter, SpatialSort};
+use robotmem::internals::{fingerprint, search, session, text};
 use robotmem::*;
 use serde_json::{json, Value};
 

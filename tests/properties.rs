@@ -6,7 +6,8 @@
 use std::ffi::CString;
 
 use proptest::prelude::*;
-use robotmem::search::filter::{ContextFilter, SpatialSort};
+use robotmem::internals::search::filter::{ContextFilter, SpatialSort};
+use robotmem::internals::{fingerprint, search, text};
 use robotmem::*;
 use serde_json::Value;
 

@@ -43,7 +43,8 @@ fn age(t: &TempDb, id: i64, days: f64) {
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
         )
         .unwrap();
-    let hash = robotmem::fingerprint::meta_hash(&collection, session.as_deref(), &category, &context, &created);
+    let hash =
+        robotmem::internals::fingerprint::meta_hash(&collection, session.as_deref(), &category, &context, &created);
     c.execute("UPDATE memories SET meta_hash = ?2 WHERE id = ?1", rusqlite::params![id, hash]).unwrap();
 }
 

@@ -94,7 +94,7 @@ fn schema_has_the_spec_tables_and_version() {
     drop(Db::open(OpenOptions::path(&p)).unwrap());
     let c = rusqlite::Connection::open(&p).unwrap();
     let v: i32 = c.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
-    assert_eq!(v, robotmem::store::schema::SCHEMA_VERSION);
+    assert_eq!(v, robotmem::internals::store::schema::SCHEMA_VERSION);
     let mode: String = c.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
     assert_eq!(mode, "wal");
     for t in ["memories", "sessions", "session_outcomes", "memory_tags", "tag_meta"] {

@@ -7,6 +7,7 @@
 
 use std::path::Path;
 
+use robotmem::internals::text;
 use robotmem::*;
 
 fn temp() -> tempfile::TempDir {

@@ -93,9 +93,9 @@ fn check(name: &str, texts: &[String]) -> bool {
     let trunc = Some(TruncationParams { max_length: 128, ..Default::default() });
     let mut stock = Tokenizer::from_bytes(&json).unwrap();
     stock.with_truncation(trunc.clone()).unwrap();
-    let mut ours = robotmem::embed::unigram::from_bytes(&json).unwrap();
+    let mut ours = robotmem::internals::embed::unigram::from_bytes(&json).unwrap();
     ours.with_truncation(trunc).unwrap();
-    let unigram = matches!(ours.get_model(), robotmem::embed::unigram::Vocab::Unigram(_));
+    let unigram = matches!(ours.get_model(), robotmem::internals::embed::unigram::Vocab::Unigram(_));
     assert_eq!(stock.get_vocab_size(false), ours.get_vocab_size(false), "{name}");
     for t in texts {
         let a = stock.encode(t.as_str(), true).unwrap();

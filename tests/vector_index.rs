@@ -7,9 +7,9 @@ mod model;
 
 #[path = "common/scratch.rs"]
 mod scratch;
-use robotmem::embed::{self, Embedder, TextKind};
-use robotmem::search::vector::VectorIndex;
-use robotmem::store::{vectors, Store};
+use robotmem::internals::embed::{self, Embedder, TextKind};
+use robotmem::internals::search::vector::VectorIndex;
+use robotmem::internals::store::{vectors, Store};
 use robotmem::*;
 
 fn temp(name: &str) -> scratch::Scratch {

@@ -21,10 +21,9 @@ use regex::Regex;
 
 pub use category::{classify_category, is_protected, CATEGORIES, PROTECTED};
 pub use confidence::estimate_confidence;
-pub use context::{build_context_json, build_context_json_with_source, user_context, LEARN_SOURCE, PERCEPTION_SOURCE};
-pub use robot::reports_measured_outcome;
+pub use context::{build_context_json_with_source, user_context, LEARN_SOURCE, PERCEPTION_SOURCE};
 pub use scope::{extract_scope, normalize_scope_files, Scope};
-pub use tags::{classify_tags, dimension_prefix, is_valid_tag, normalize_tag, TAG_TREE};
+pub use tags::{classify_tags, normalize_tag, TAG_TREE};
 
 /// Everything the classifier infers about one memory.
 #[derive(Debug, Clone, PartialEq)]

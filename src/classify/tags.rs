@@ -106,6 +106,9 @@ pub fn is_valid_tag(tag: &str) -> bool {
 /// Display prefix of a tag: `"[经验]"` for a root dimension,
 /// `"[经验/踩坑]"` (parent/child display names) for any other tag,
 /// `""` for an empty or unknown tag.
+// The original's display of a tag; robotmem shows tags as they are. Kept to check
+// the tag tree against the original's cases (src/classify/tests.rs).
+#[cfg(test)]
 pub fn dimension_prefix(tag: &str) -> String {
     let Some(&(_, parent, display)) = node(tag) else {
         return String::new();

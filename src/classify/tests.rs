@@ -6,6 +6,8 @@ use std::time::Instant;
 use serde_json::{json, Value};
 
 use super::category::matching_categories;
+use super::context::build_context_json;
+use super::tags::{dimension_prefix, is_valid_tag};
 use super::*;
 
 const CASES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/peer-suite-cases.json");

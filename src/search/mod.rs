@@ -23,4 +23,4 @@ pub mod text;
 pub mod vector;
 
 pub use filter::{ContextFilter, LazyContext, SpatialSort};
-pub use recall::{is_real_world, rrf_merge, Plan, Ranked};
+pub use recall::{is_real_world, rrf_merge, Plan};

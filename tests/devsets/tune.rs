@@ -18,7 +18,7 @@ use robotmem::{Db, FusionConfig, OpenOptions, RecallRequest};
 type Signals = (Option<f64>, Option<f64>, Option<usize>, Option<usize>, f64);
 
 /// The share of CJK ideographs among a text's letters, as hybrid fusion counts it.
-pub use robotmem::text::cjk_share;
+pub use robotmem::internals::text::cjk_share;
 
 /// Entries per list of a recall with n = 10 (`search::recall::hybrid::fusion_depth(10)`).
 pub const DEPTH: usize = 40;

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use robotmem::embed;
+use robotmem::internals::embed;
 use robotmem::{Db, Durability, LearnRequest, RecallRequest, RecallResult};
 use serde_json::{json, Value};
 

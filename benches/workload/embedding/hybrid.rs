@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use robotmem::embed::TextKind;
+use robotmem::internals::embed::TextKind;
 use robotmem::{Db, Durability, LearnRequest, SearchMode};
 use rusqlite::params;
 use serde_json::{json, Map, Value};

@@ -4,9 +4,9 @@
 
 use std::path::Path;
 
-use robotmem::embed::ModelStamp;
-use robotmem::search::vector::VectorIndex;
-use robotmem::store::vectors;
+use robotmem::internals::embed::ModelStamp;
+use robotmem::internals::search::vector::VectorIndex;
+use robotmem::internals::store::vectors;
 use rusqlite::Connection;
 use serde_json::{json, Map, Value};
 

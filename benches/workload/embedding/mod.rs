@@ -33,7 +33,7 @@ mod util;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use robotmem::store::vectors;
+use robotmem::internals::store::vectors;
 use serde_json::{json, Map, Value};
 
 use crate::{corpus, num};

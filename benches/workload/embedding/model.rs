@@ -7,7 +7,7 @@ use ort::environment::Environment;
 use ort::session::builder::{GraphOptimizationLevel, SessionBuilder};
 use ort::session::{Session, SessionInputValue};
 use ort::value::Tensor;
-use robotmem::embed::{self, TextKind};
+use robotmem::internals::embed::{self, TextKind};
 use serde_json::{json, Map, Value};
 
 use super::util::{embedder, english_queries, english_texts, normalise, query_texts, r3, rss, sample, timed};

@@ -4,8 +4,8 @@
 use std::path::Path;
 use std::time::Instant;
 
-use robotmem::embed::{self, EmbedSettings, Embedder, Embedding, TextKind};
-use robotmem::store::vectors;
+use robotmem::internals::embed::{self, EmbedSettings, Embedder, Embedding, TextKind};
+use robotmem::internals::store::vectors;
 use robotmem::{Db, Durability, Location, OpenOptions};
 use rusqlite::{params, Connection, OpenFlags};
 

@@ -156,7 +156,7 @@ fn parse_args(argv: &[String]) -> Result<Args, String> {
 struct Learned {
     /// Per-call latencies in order of the calls, ns.
     lat: Vec<u64>,
-    /// Whether the text of each call has no number (robotmem::text::numbers is empty).
+    /// Whether the text of each call has no number (robotmem::internals::text::numbers is empty).
     number_free: Vec<bool>,
     dups: Vec<(&'static str, usize)>,
     /// Up to 3 (new text, stored text it was merged into, method, similarity).
@@ -348,7 +348,7 @@ fn learn_phase(a: &Args, db: &Db, set: &Devset) -> Learned {
     l.commits = (after.0 - before.0, after.1 - before.1);
     for (i, dt, dup) in results {
         l.lat.push(dt);
-        l.number_free.push(robotmem::text::numbers(&all[i]).is_empty());
+        l.number_free.push(robotmem::internals::text::numbers(&all[i]).is_empty());
         if let Some((text, existing, m, similarity)) = dup {
             match l.dups.iter_mut().find(|x| x.0 == m) {
                 Some(x) => x.1 += 1,

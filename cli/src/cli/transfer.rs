@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use robotmem::db::transfer::{ExportOptions, ImportSummary, LineKind, LineOutcome};
+use robotmem::transfer::{ExportOptions, ImportSummary, LineKind, LineOutcome};
 use robotmem::{Db, Error, Result, Status};
 use serde_json::{json, Value};
 

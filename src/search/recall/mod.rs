@@ -39,7 +39,7 @@ use crate::search::vector::{Nearest, VectorIndex};
 use crate::store::vectors;
 use crate::types::SearchMode;
 pub use plan::{Plan, Ranked};
-pub use rank::{is_real_world, rrf_merge, REAL_WORLD_BOOST};
+pub use rank::{is_real_world, rrf_merge};
 
 /// The in-process indexes a recall ranks with (the coordinates and the filter
 /// columns it reads are the plan's: [`Plan::points`], [`Plan::columns`]).

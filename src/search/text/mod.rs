@@ -258,10 +258,6 @@ impl TextIndex {
     pub fn len(&self) -> usize {
         self.inner.read().live as usize
     }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 impl Inner {
