@@ -267,11 +267,11 @@ function filterForm(q, onSubmit) {
   f.addEventListener("submit", (e) => { e.preventDefault(); onSubmit(new URLSearchParams([...new FormData(f)].filter(([, v]) => v !== ""))); });
   return f;
 }
-function pager(page, pages, total, to, exact = true) {
+function pager(page, pages, total, to, exact = true, noun = "memories") {
   const more = exact ? "" : "+";
   return el("div", { class: "pager" },
     el("button", { id: "prev-page", disabled: page <= 1, on: { click: () => to(page - 1) } }, "‹ previous"),
-    el("span", { id: "page-info" }, `page ${page} of ${pages}${more} · ${total}${more} memories`),
+    el("span", { id: "page-info" }, `page ${page} of ${pages}${more} · ${total}${more} ${noun}`),
     el("button", { id: "next-page", disabled: page >= pages && exact, on: { click: () => to(page + 1) } }, "next ›"));
 }
 
@@ -388,7 +388,7 @@ async function sessions(q) {
           el("td", { class: "robot" }, o.robot || ""), el("td", { class: "task" }, o.task || ""), el("td", {}, s.status), el("td", { class: "num" }, String(s.memory_count)),
           el("td", { class: "num" }, s.outcome_score === null ? "–" : fmt(s.outcome_score)), el("td", { class: "muted nowrap" }, when(s.created_at)), el("td", { class: "muted nowrap" }, when(s.ended_at)));
       }))),
-    pager(page, pages, p.total, (n) => go(`#/sessions?page=${n}`)));
+    pager(page, pages, p.total, (n) => go(`#/sessions?page=${n}`), true, p.total === 1 ? "session" : "sessions"));
 }
 
 async function timeline(id) {
