@@ -313,3 +313,36 @@ fn refuses_unsafe_binds() {
     let o = run(&["--bind", "not-an-address"]);
     assert_eq!(o.status.code(), Some(11));
 }
+
+/// The console's extras: matches counted for a search, the learned-over-time bins
+/// and outcomes per task and robot on /api/stats.
+#[test]
+fn console_counts() {
+    let s = server(&[]);
+    let r = get(&s, "/api/search?q=red%20cup&n=3").json();
+    assert_eq!(
+        (r["total"].as_i64(), r["matches"].as_i64(), r["matches_exact"].as_bool()),
+        (Some(3), Some(57), Some(true))
+    );
+    let g = get(&s, "/api/search?q=red%20cup&n=3&group_similar=true").json();
+    assert_eq!((g["total"].as_i64(), g["matches"].as_i64()), (Some(1), Some(57)), "a group counts its memories");
+    let lab = get(&s, "/api/search?q=gripper&collection=lab").json();
+    assert_eq!(
+        (lab["total"].as_i64(), lab["matches"].as_i64(), lab["matches_exact"].as_bool()),
+        (Some(1), Some(1), Some(true))
+    );
+    let big = get(&s, "/api/search?q=red%20cup&n=100").json();
+    assert_eq!(big["matches"], 57);
+
+    let st = get(&s, "/api/stats").json();
+    let l = &st["learned"];
+    assert_eq!((l["bin_days"].as_i64(), l["exact"].as_bool()), (Some(1), Some(true)), "{l}");
+    let counts: Vec<i64> = l["counts"].as_array().unwrap().iter().map(|c| c.as_i64().unwrap()).collect();
+    assert_eq!((counts.len(), counts.iter().sum::<i64>()), (1, 60), "all learned today: {counts:?}");
+    let task = &st["outcomes"]["by_task"][0];
+    assert_eq!(
+        (task["name"].as_str(), task["success"].as_i64(), task["failure"].as_i64()),
+        (Some("(not named)"), Some(57), Some(1))
+    );
+    assert_eq!(st["outcomes"]["memories_read"], 60);
+}

@@ -7,6 +7,7 @@ timeline, and memories holding markup shown as text (no alert, no element made
 from them). Saves a screenshot of each view under $OUT.
 """
 
+import datetime
 import json
 import math
 import os
@@ -45,9 +46,10 @@ def fill():
             "--context", f'{{"task": {{"success": {ok}}}, "spatial": {{"pos": [{i}, 0, 0]}}}}')
     for text in XSS:
         cli("learn", text, "--context", '{"task": {"success": false}, "note": "<b>bold?</b>"}', "--tag", "<i>tag</i>")
-    session = cli("session", "start", "--context", '{"robot": {"id": "arm-7"}}')["session_id"]
+    session = cli("session", "start", "--context", '{"robot": {"id": "arm-7"}, "task": {"name": "shelf-push"}}')["session_id"]
     cli("learn", "approached the shelf from the left side", "--session", session)
-    cli("learn", "pushed the box 0.3 m toward the wall", "--session", session)
+    cli("learn", "pushed the box 0.3 m toward the wall", "--session", session,
+        "--context", '{"robot": {"id": "arm-7"}, "task": {"name": "shelf-push", "success": false}}')
     cli("session", "end", session, "--outcome", "0.6")
     trace = os.path.join(WORK, "trace.json")
     with open(trace, "w") as f:
@@ -55,7 +57,36 @@ def fill():
                    "torque": [[round(0.02 * i, 3), round(-0.01 * i, 3), 0.5] for i in range(60)]}, f)
     p = cli("perceive", "force and torque while grasping the red cup", "--type", "tactile",
             "--data", trace, "--metadata", '{"rate_hz": 100, "units": "N"}')
-    return session, p["memory_id"]
+    # Robot / task / outcome contexts, a second collection, a perception with a
+    # time array and per-series units, and memories dated months back (import).
+    for i, (robot, task, ok) in enumerate([("arm-7", "pick-cup", True), ("arm-9", "pick-cup", False),
+                                           ("arm-9", "open-drawer", True), ("arm-7", "open-drawer", True)]):
+        cli("learn", f"{task} trial {i}: drawer handle at {i}.2 cm offset worked as planned" if ok
+            else f"{task} trial {i}: slipped off the handle", "--context",
+            json.dumps({"robot": robot, "task": {"name": task, "success": ok}}))
+    cli("learn", "lab-b camera exposure must be fixed at 8 ms", "--collection", "lab-b")
+    grip = os.path.join(WORK, "grip.json")
+    t = [round(0.01 * i, 2) for i in range(80)]
+    with open(grip, "w") as f:
+        json.dump({"t": t, "grip_force": [round(14.6 * (1 - math.exp(-x / 0.1)), 3) for x in t],
+                   "finger_width": [round(0.085 - 0.03 * min(1, x / 0.3), 4) for x in t],
+                   "p_slip": [round(0.5 * math.exp(-x / 0.2), 3) for x in t]}, f)
+    g = cli("perceive", "grip closing on the mug handle", "--type", "tactile", "--data", grip, "--metadata",
+            '{"rate_hz": 100, "units": {"t": "s", "grip_force": "N", "finger_width": "m", "p_slip": "probability"}}')
+    export = subprocess.run([BIN, "--db", DB, "--no-embeddings", "export"], capture_output=True, text=True, check=True)
+    lines = [json.loads(x) for x in export.stdout.splitlines()]
+    header, memory = lines[0], next(x for x in lines if x["kind"] == "memory")
+    now = datetime.datetime.now(datetime.timezone.utc)
+    old = []
+    for i, back in enumerate([300, 120]):
+        stamp = (now - datetime.timedelta(days=back)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+        old.append(dict(memory, id=100000 + i, content=f"calibrated the wrist camera, run {back} days back",
+                        context={"robot": "arm-9", "task": {"name": "calibrate", "success": True}},
+                        created_at=stamp, updated_at=stamp, session_id=None, auto_tags=[], user_tags=[]))
+    header["memories"], header["sessions"] = len(old), 0
+    subprocess.run([BIN, "--db", DB, "--no-embeddings", "--json", "import", "-"], check=True, capture_output=True,
+                   text=True, input="\n".join(json.dumps(x) for x in [header, *old]) + "\n")
+    return session, p["memory_id"], g["memory_id"], (now - datetime.timedelta(days=300)).date()
 
 
 def start_server():
@@ -81,7 +112,7 @@ def browser():
 
 
 def main():
-    session, perception = fill()
+    session, perception, grip, oldest = fill()
     server, base = start_server()
     d = browser()
     wait = WebDriverWait(d, 15)
@@ -119,14 +150,35 @@ def main():
         check(any(XSS[0] in t for t in texts), "the <img> memory shows as text in recent failures")
         check(not d.find_elements(By.CSS_SELECTOR, "#view img, #view script, #view b, #view i"), "no element made from memory text")
         no_script_ran()
+        # Item 8: a time axis over the whole range, with a y-axis; outcomes; failures full width.
+        days = d.find_element(By.ID, "chart-days")
+        check(len(days.find_elements(By.CSS_SELECTOR, "g.y-axis text")) >= 2, "per-day chart has a y-axis with ticks")
+        first_day = days.get_attribute("data-first-day")
+        check(first_day <= oldest.isoformat(), f"per-day chart spans back to the oldest memory ({first_day} vs {oldest})")
+        check(days.get_attribute("data-last-day") == datetime.datetime.now(datetime.timezone.utc).date().isoformat(),
+              "per-day chart ends today")
+        check(len(days.find_elements(By.CSS_SELECTOR, "rect.bar")) >= 3, "per-day chart has bars over the range")
+        task_chart = d.find_element(By.ID, "chart-outcomes-task")
+        check("pick-cup" in task_chart.text and task_chart.find_elements(By.CSS_SELECTOR, "rect.fail"),
+              "failures per task charted")
+        check("arm-9" in d.find_element(By.ID, "chart-outcomes-robot").text, "outcomes per robot charted")
+        panel = d.find_element(By.ID, "recent-failures").size["width"]
+        check(panel >= 0.9 * d.find_element(By.ID, "view").size["width"] - 40, f"recent failures full width ({panel})")
         shot("dashboard")
+        d.execute_script("window.scrollTo(0, document.body.scrollHeight)")
+        shot("dashboard-bottom")
 
         d.get(base + "/#/memories")
         ready("#/memories")
-        check("page 1 of 2" in d.find_element(By.ID, "page-info").text, "memories paginated (25 per page)")
-        d.find_element(By.ID, "next-page").click()
-        wait.until(EC.text_to_be_present_in_element((By.ID, "page-info"), "page 2 of 2"))
+        pages = math.ceil(stats["active"] / 25)
+        check(f"page 1 of {pages}" in d.find_element(By.ID, "page-info").text, "memories paginated (25 per page)")
+        # Item 9: outcome, robot and task columns from each memory's context.
+        cells = lambda sel: [c.text for c in d.find_elements(By.CSS_SELECTOR, "table.memories " + sel)]
+        check("✗ failure" in cells("td.outcome") and "✓ success" in cells("td.outcome"), "outcome cells")
+        check("arm-9" in cells("td.robot") and "open-drawer" in cells("td.task"), "robot and task cells")
         shot("memories")
+        d.find_element(By.ID, "next-page").click()
+        wait.until(EC.text_to_be_present_in_element((By.ID, "page-info"), f"page 2 of {pages}"))
 
         d.get(base + "/#/search")
         ready("#/search")
@@ -140,6 +192,12 @@ def main():
         similar = d.find_elements(By.CSS_SELECTOR, "table.memories .similar")
         check(len(similar) >= 1 and "similar" in similar[0].text, "repeats grouped under one result, with their ids")
         check(len(rows) < 10, f"grouped: fewer rows than repeats ({len(rows)})")
+        # Item 6: a collection select and "N of M matches".
+        count = d.find_element(By.ID, "search-count").text
+        check(re.search(r"^\d+ of (≥ )?\d+ match", count), f"search count says 'of' ({count!r})")
+        cols = [o.get_attribute("value") for o in d.find_elements(By.CSS_SELECTOR, "#search-collection option")]
+        check("lab-b" in cols and "default" in cols, f"collection select lists the collections ({cols})")
+        check(d.find_elements(By.ID, "search-session"), "search form has a session field")
         shot("search-grouped")
         link = similar[0].find_element(By.TAG_NAME, "a")
         target_id = link.text.lstrip("#")
@@ -157,6 +215,32 @@ def main():
         check(len(rows) == 5, "show each: five results (the default n)")
         check("score" in rows[0].text, "results show scores")
         shot("search")
+        box = d.find_element(By.ID, "search-input")
+        box.clear()
+        box.send_keys("camera exposure")
+        Select(d.find_element(By.ID, "search-collection")).select_by_value("lab-b")
+        d.find_element(By.ID, "search-button").click()
+        wait.until(lambda drv: "collection=lab-b" in drv.current_url)
+        wait.until(lambda drv: drv.execute_script("return document.body.dataset.ready === location.hash"))
+        rows = d.find_elements(By.CSS_SELECTOR, "table.memories tr.row")
+        check(len(rows) == 1 and "8 ms" in rows[0].text, "search in the lab-b collection finds its memory")
+        check(d.find_element(By.ID, "search-count").text.startswith("1 of 1 match"), "one of one match")
+
+        d.get(base + f"/#/memory/{grip}")
+        ready(f"#/memory/{grip}")
+        # Item 7: t is the x-axis; one small multiple per series with its unit.
+        plots = d.find_elements(By.CSS_SELECTOR, "svg.perception-plot")
+        names = [p.get_attribute("data-series") for p in plots]
+        check(sorted(names) == ["finger_width", "grip_force", "p_slip"], f"one plot per series, none for t ({names})")
+        plots = [plots[names.index(n)] for n in ["grip_force", "finger_width", "p_slip"]]
+        check(all(len(p.find_elements(By.CSS_SELECTOR, "g.y-axis")) == 1 for p in plots), "one y-axis per series")
+        check("grip_force (N)" in plots[0].text and "finger_width (m)" in plots[1].text, "y-axes carry units")
+        check("t (s)" in plots[0].find_element(By.CSS_SELECTOR, "g.x-axis").text, "x-axis is t in seconds")
+        tip = plots[0].find_element(By.CSS_SELECTOR, "circle.pt title").get_attribute("textContent")
+        check(tip == "t = 0 s, grip_force = 0 N", f"hover value on each point ({tip!r})")
+        plot_w = plots[0].size["width"]
+        check(plot_w >= 0.9 * d.find_element(By.ID, "view").size["width"] - 40, f"plot uses the panel width ({plot_w})")
+        shot("perception-units")
 
         d.get(base + f"/#/memory/{perception}")
         ready(f"#/memory/{perception}")
@@ -182,8 +266,15 @@ def main():
 
         d.get(base + "/#/sessions")
         ready("#/sessions")
+        title = d.find_element(By.CSS_SELECTOR, "#sessions .session-title").text
+        check("arm-7" in title and "shelf-push" in title and session not in title, f"session title ({title!r})")
+        shot("sessions")
         d.find_element(By.CSS_SELECTOR, "#sessions tr.row").click()
         wait.until(EC.presence_of_element_located((By.ID, "timeline")))
+        heading = d.find_element(By.ID, "session-title").text
+        check(session not in heading and "arm-7 · shelf-push" in heading and "outcome 0.60" in heading,
+              f"session heading is a title, not the UUID ({heading!r})")
+        check(len(d.find_elements(By.CSS_SELECTOR, "#timeline .item.fail")) == 1, "the failure is marked on the timeline")
         items = d.find_elements(By.CSS_SELECTOR, "#timeline .item")
         check(len(items) == 2 and "approached the shelf" in items[0].text, "session timeline in order")
         check("outcome 0.60" in d.find_element(By.ID, "session-outcome").text, "session outcome shown")

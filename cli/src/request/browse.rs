@@ -155,3 +155,124 @@ pub fn doctor(db: &Db, full: bool) -> Result<Reply<DoctorReport>> {
     let data = db.doctor(full)?;
     Ok(Reply { json: render::doctor(&data), data })
 }
+
+/// Memories read for the dashboard's outcomes per task and per robot (the newest).
+const OUTCOME_WINDOW: u64 = 2_000;
+/// At most this many bins on the learned-over-time axis (each is one count).
+const LEARNED_BINS: i64 = 60;
+
+/// The console's dashboard: [`stats`] with `learned` (memories learned over the
+/// whole range of the file, in bins of 1 day or whole weeks, ending now) and
+/// `outcomes` (successes and failures per task and per robot among the newest
+/// memories, from their contexts' `task.success`, `task.name`/`task`,
+/// `robot.id`/`robot`). Built from the library's public list only.
+pub fn dashboard(db: &Db) -> Result<Reply<(Stats, Option<Fleet>)>> {
+    let mut reply = stats(db)?;
+    reply.json["learned"] = learned(db)?;
+    reply.json["outcomes"] = outcomes(db)?;
+    Ok(reply)
+}
+
+/// Days since 1970-01-01 of a "YYYY-MM-DD…" stamp (civil calendar, UTC).
+fn epoch_day(stamp: &str) -> Option<i64> {
+    let (y, m, d): (i64, i64, i64) =
+        (stamp.get(0..4)?.parse().ok()?, stamp.get(5..7)?.parse().ok()?, stamp.get(8..10)?.parse().ok()?);
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + d - 1;
+    Some(era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468)
+}
+
+/// Counts per bin, oldest first: bin i of `bin_days` ends `i` bins before now.
+/// A count the library gives only as a floor (a window of more than 10,000
+/// memories) ends the series there: older bins are null, `exact` false.
+fn learned(db: &Db) -> Result<Value> {
+    let today =
+        (std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()) / 86_400) as i64;
+    let all = ListRequest { status: None, limit: 1, ..Default::default() };
+    let oldest = db.list(&ListRequest { oldest_first: true, ..all })?;
+    let Some(first) = oldest.memories.first().and_then(|m| epoch_day(&m.created_at)) else {
+        return Ok(json!({"end_day": today, "bin_days": 1, "counts": [], "exact": true}));
+    };
+    let range = span(db, &all)?.unwrap_or((today - first + 1).clamp(1, 36_500));
+    let bin_days = if range <= LEARNED_BINS { 1 } else { 7 * ((range + 7 * LEARNED_BINS - 1) / (7 * LEARNED_BINS)) };
+    let bins = (range + bin_days - 1) / bin_days;
+    let (mut counts, mut before, mut exact) = (Vec::new(), 0, true);
+    for k in 1..=bins {
+        let days = (k * bin_days).min(36_500) as u32;
+        let p = db.list(&ListRequest { days: Some(days), ..all })?;
+        if !p.total_exact {
+            exact = false;
+            counts.extend(std::iter::repeat_n(Value::Null, (bins - k + 1) as usize));
+            break;
+        }
+        counts.push((p.total - before).max(0).into());
+        before = p.total;
+    }
+    counts.reverse();
+    Ok(json!({"end_day": today, "bin_days": bin_days, "counts": counts, "exact": exact}))
+}
+
+/// Days back from now that hold every memory (imports keep their dates, so the
+/// lowest id need not be the oldest): the smallest window counting them all,
+/// by bisection; `None` when a window's count is only a floor.
+fn span(db: &Db, all: &ListRequest) -> Result<Option<i64>> {
+    let total = db.list(all)?.total;
+    let covers = |days: i64| -> Result<Option<bool>> {
+        let p = db.list(&ListRequest { days: Some(days as u32), ..*all })?;
+        Ok(p.total_exact.then_some(p.total >= total))
+    };
+    let (mut lo, mut hi) = (1, 36_500);
+    if covers(hi)? != Some(true) {
+        return Ok(None);
+    }
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        match covers(mid)? {
+            Some(true) => hi = mid,
+            Some(false) => lo = mid + 1,
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(lo))
+}
+
+/// The robot and task a context names, and whether the task succeeded.
+fn context_outcome(context: &str) -> (Option<String>, Option<String>, Option<bool>) {
+    let v: Value = serde_json::from_str(context).unwrap_or(Value::Null);
+    let name = |x: &Value, key: &str| match x {
+        Value::String(s) => Some(s.clone()),
+        Value::Object(o) => o.get(key).and_then(Value::as_str).map(str::to_string),
+        _ => None,
+    };
+    (name(&v["robot"], "id"), name(&v["task"], "name"), v["task"]["success"].as_bool())
+}
+
+fn outcomes(db: &Db) -> Result<Value> {
+    use std::collections::BTreeMap;
+    let (mut tasks, mut robots) = (BTreeMap::<String, [i64; 2]>::new(), BTreeMap::<String, [i64; 2]>::new());
+    let mut read = 0;
+    while read < OUTCOME_WINDOW {
+        let p =
+            db.list(&ListRequest { status: None, offset: read, limit: limits::MAX_PER_PAGE, ..Default::default() })?;
+        read += p.memories.len() as u64;
+        for m in &p.memories {
+            let (robot, task, success) = context_outcome(&m.context);
+            let Some(ok) = success else { continue };
+            for (map, key) in [(&mut tasks, task), (&mut robots, robot)] {
+                map.entry(key.unwrap_or_else(|| "(not named)".into())).or_default()[usize::from(!ok)] += 1;
+            }
+        }
+        if p.memories.len() < limits::MAX_PER_PAGE as usize {
+            break;
+        }
+    }
+    let rows = |m: BTreeMap<String, [i64; 2]>| {
+        let mut v: Vec<_> = m.into_iter().collect();
+        v.sort_by_key(|(_, [s, f])| std::cmp::Reverse((*f, *s)));
+        v.truncate(12);
+        v.into_iter().map(|(name, [s, f])| json!({"name": name, "success": s, "failure": f})).collect::<Vec<_>>()
+    };
+    Ok(json!({"memories_read": read, "by_task": rows(tasks), "by_robot": rows(robots)}))
+}

@@ -21,9 +21,9 @@ mod session;
 #[cfg(test)]
 mod tests;
 
-pub use browse::{doctor, list, recent_failures, stats, List, RecentFailures};
+pub use browse::{dashboard, doctor, list, recent_failures, stats, List, RecentFailures};
 pub use memory::{forget, get, learn, save_perception, update, Forget, Learn, SavePerception, Update};
-pub use recall::{recall, Recall};
+pub use recall::{recall, recall_counted, Recall};
 pub use session::{end_session, sessions, start_session, timeline, EndSession, Paging, StartSession};
 
 use robotmem::{limits, Error, Result};

@@ -63,3 +63,27 @@ pub fn recall(db: &Db, r: &Recall) -> Result<Reply<RecallResult>> {
     })?;
     Ok(Reply { json: render::recall(&data), data })
 }
+
+/// [`recall`] with how many memories match the query (not only its filters):
+/// `matches`, and `matches_exact` false when that is a floor. A full result
+/// (`n` hits) may hide more, so the same recall is run once more at
+/// [`limits::MAX_RESULTS`], ungrouped, to count them; that count stops there.
+/// (The library reports no count; this second recall is recorded like any other.)
+pub fn recall_counted(db: &Db, r: &Recall) -> Result<Reply<RecallResult>> {
+    let mut reply = recall(db, r)?;
+    let hits = &reply.data.hits;
+    let shown: usize = hits.iter().filter(|h| h.matched).map(|h| 1 + h.similar.len()).sum();
+    let full = hits.len() as i64 >= r.n;
+    let (matches, exact) = if !full {
+        (shown, true)
+    } else if r.n >= limits::MAX_RESULTS {
+        (shown, false)
+    } else {
+        let all = recall(db, &Recall { n: limits::MAX_RESULTS, group_similar: false, ..r.clone() })?.data;
+        let counted = all.hits.iter().filter(|h| h.matched).count();
+        (counted.max(shown), (all.hits.len() as i64) < limits::MAX_RESULTS)
+    };
+    reply.json["matches"] = matches.into();
+    reply.json["matches_exact"] = exact.into();
+    Ok(reply)
+}

@@ -54,7 +54,7 @@ pub async fn doctor(State(app): State<Arc<App>>) -> Response {
 }
 
 pub async fn stats(State(app): State<Arc<App>>) -> Response {
-    answer(app, |db| Ok(request::stats(db)?.json)).await
+    answer(app, |db| Ok(request::dashboard(db)?.json)).await
 }
 
 pub async fn collections(State(app): State<Arc<App>>) -> Response {
@@ -70,7 +70,7 @@ pub async fn memories(State(app): State<Arc<App>>, RawQuery(q): RawQuery) -> Res
 }
 
 pub async fn search(State(app): State<Arc<App>>, RawQuery(q): RawQuery) -> Response {
-    answer(app, move |db| Ok(request::recall(db, &query(q)?)?.json)).await
+    answer(app, move |db| Ok(request::recall_counted(db, &query(q)?)?.json)).await
 }
 
 pub async fn memory(State(app): State<Arc<App>>, Path(raw): Path<String>) -> Response {

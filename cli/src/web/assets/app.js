@@ -52,7 +52,7 @@ function svg(tag, attrs, ...children) {
   for (const c of children.flat()) if (c) e.appendChild(c instanceof Node ? c : document.createTextNode(String(c)));
   return e;
 }
-function show(...nodes) { view.replaceChildren(...nodes.flat()); }
+function show(...nodes) { view.replaceChildren(...nodes.flat().filter((n) => n !== null && n !== undefined)); }
 function fail(e) {
   const box = document.getElementById("error");
   box.textContent = String(e && e.message ? e.message : e);
@@ -75,19 +75,69 @@ function bars(pairs, id) {
   });
   return g;
 }
-function columns(values, labels, id) {
-  const w = 360, h = 120, n = Math.max(1, values.length), bw = (w - 10) / n;
-  const max = Math.max(1, ...values);
-  const g = svg("svg", { width: "100%", viewBox: `0 0 ${w} ${h + 16}`, role: "img", id });
-  values.forEach((v, i) => {
-    const bh = (v / max) * h;
-    g.appendChild(svg("rect", { class: "bar", x: 5 + i * bw + 1, y: h - bh, width: Math.max(1, bw - 2), height: bh }, svg("title", {}, `${labels[i]}: ${v}`)));
+// Success and failure counts per name as stacked bars ({name, success, failure}).
+function outcomeBars(rows, id) {
+  const w = 600, rowH = 22, h = Math.max(rowH, rows.length * rowH), x0 = 130, span = w - x0 - 80;
+  const max = Math.max(1, ...rows.map((r) => r.success + r.failure));
+  const g = svg("svg", { width: "100%", viewBox: `0 0 ${w} ${h}`, role: "img", id });
+  rows.forEach((r, i) => {
+    const y = i * rowH, sw = (r.success / max) * span, fw = (r.failure / max) * span;
+    g.append(svg("text", { x: x0 - 6, y: y + 14, "text-anchor": "end" }, r.name.length > 18 ? r.name.slice(0, 17) + "…" : r.name),
+      svg("rect", { class: "bar ok", x: x0, y: y + 4, height: 12, width: sw }, svg("title", {}, `${r.name}: ${r.success} succeeded`)),
+      svg("rect", { class: "bar fail", x: x0 + sw, y: y + 4, height: 12, width: fw }, svg("title", {}, `${r.name}: ${r.failure} failed`)),
+      svg("text", { x: x0 + sw + fw + 5, y: y + 14 }, `${r.failure} ✗ / ${r.success + r.failure}`));
   });
-  if (labels.length) {
-    g.appendChild(svg("text", { x: 5, y: h + 13 }, labels[0]));
-    g.appendChild(svg("text", { x: w - 5, y: h + 13, "text-anchor": "end" }, labels[labels.length - 1]));
-  }
   return g;
+}
+// Round ticks covering [lo, hi]: {values, step, lo, hi} (lo/hi widened to ticks).
+function ticks(lo, hi, n = 5, integer = false) {
+  if (!(hi > lo)) { lo = lo - (Math.abs(lo) || 1) / 2; hi = lo + (Math.abs(lo) || 1); }
+  const raw = (hi - lo) / n, mag = 10 ** Math.floor(Math.log10(raw));
+  let step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((x) => x >= raw);
+  if (integer) step = Math.max(1, Math.round(step));
+  const a = Math.floor(lo / step + 1e-9) * step, b = Math.ceil(hi / step - 1e-9) * step, values = [];
+  for (let v = a; v <= b + step / 2; v += step) values.push(+v.toPrecision(12));
+  return { values, step, lo: a, hi: b };
+}
+const tickText = (v, step) => (step >= 1 ? String(Math.round(v)) : v.toFixed(Math.min(6, Math.ceil(-Math.log10(step) - 1e-9))));
+const day = (d) => new Date(d * 864e5).toISOString().slice(0, 10);
+// An SVG chart frame: y grid and ticks, x ticks ([value, label]), axis titles; scales back.
+function frame(o) {
+  const { W, H, M } = o, g = svg("svg", { width: "100%", viewBox: `0 0 ${W} ${H}`, role: "img", class: o.cls, id: o.id, preserveAspectRatio: "xMinYMin meet" });
+  const sx = (v) => M.l + (o.x[1] === o.x[0] ? 0.5 : (v - o.x[0]) / (o.x[1] - o.x[0])) * (W - M.l - M.r);
+  const sy = (v) => H - M.b - ((v - o.y.lo) / (o.y.hi - o.y.lo)) * (H - M.t - M.b);
+  const ya = svg("g", { class: "axis y-axis" }), xa = svg("g", { class: "axis x-axis" });
+  for (const v of o.y.values) {
+    ya.append(svg("line", { class: "grid", x1: M.l, x2: W - M.r, y1: sy(v), y2: sy(v) }),
+      svg("text", { x: M.l - 6, y: sy(v) + 4, "text-anchor": "end" }, tickText(v, o.y.step)));
+  }
+  ya.append(svg("line", { class: "axis-line", x1: M.l, x2: M.l, y1: M.t, y2: H - M.b }),
+    svg("text", { class: "axis-title", x: M.l, y: M.t - 8 }, o.ylabel));
+  xa.append(svg("line", { class: "axis-line", x1: M.l, x2: W - M.r, y1: H - M.b, y2: H - M.b }));
+  for (const [v, label] of o.xticks) {
+    xa.append(svg("line", { class: "axis-line", x1: sx(v), x2: sx(v), y1: H - M.b, y2: H - M.b + 4 }),
+      svg("text", { x: sx(v), y: H - M.b + 16, "text-anchor": "middle" }, label));
+  }
+  xa.append(svg("text", { class: "axis-title", x: W - M.r, y: H - 4, "text-anchor": "end" }, o.xlabel));
+  g.append(ya, xa);
+  return { g, sx, sy };
+}
+// Memories learned over the whole range: {end_day, bin_days, counts (oldest first, null unknown), exact}.
+function learnedChart(l, id) {
+  const n = l.counts.length, w = l.bin_days, first = l.end_day - n * w + 1;
+  const known = l.counts.filter((c) => c !== null);
+  const y = ticks(0, Math.max(1, ...known), 4, true);
+  const xt = ticks(0, n, Math.min(6, Math.max(1, n)), true).values.filter((i) => i < n).map((i) => [first + i * w, day(first + i * w)]);
+  const f = frame({ W: 1200, H: 210, M: { l: 48, r: 16, t: 22, b: 36 }, id, x: [first, l.end_day + 1], y, xticks: xt,
+    ylabel: w === 1 ? "memories per day" : `memories per ${w} days`, xlabel: n ? `${day(first)} – ${day(l.end_day)} (UTC)` : "no memories" });
+  f.g.setAttribute("data-first-day", n ? day(first) : ""); f.g.setAttribute("data-last-day", day(l.end_day));
+  l.counts.forEach((c, i) => {
+    if (c === null) return;
+    const x0 = f.sx(first + i * w), x1 = f.sx(first + (i + 1) * w);
+    f.g.append(svg("rect", { class: "bar", x: x0 + 0.5, y: f.sy(c), width: Math.max(1, x1 - x0 - 1), height: f.sy(0) - f.sy(c) },
+      svg("title", {}, `${day(first + i * w)}${w > 1 ? " – " + day(first + (i + 1) * w - 1) : ""}: ${c}`)));
+  });
+  return f.g;
 }
 // Numeric series found in perception data: {name: [numbers]}, [numbers], or [[x, y, z], ...].
 function seriesOf(data) {
@@ -104,39 +154,75 @@ function seriesOf(data) {
     add(k, v);
     if (v && typeof v === "object" && !Array.isArray(v)) for (const [k2, v2] of Object.entries(v)) add(`${k}.${k2}`, v2);
   }
-  return out.slice(0, 12);
+  return out.slice(0, 13);
 }
-function plot(series) {
-  const w = 560, h = 200, colors = ["#2f6fdd", "#c0392b", "#1e8449", "#8e44ad", "#d68910", "#117a65"];
-  const all = series.flatMap((s) => s[1]);
-  const lo = Math.min(...all), hi = Math.max(...all), span = hi - lo || 1;
-  const g = svg("svg", { width: "100%", viewBox: `0 0 ${w} ${h + 20}`, role: "img", class: "perception-plot" });
-  series.forEach(([, ys], si) => {
-    const pts = ys.map((y, i) => `${(i / (ys.length - 1)) * (w - 40) + 35},${h - ((y - lo) / span) * (h - 10) - 5}`).join(" ");
-    g.appendChild(svg("polyline", { class: "series", points: pts, stroke: colors[si % colors.length] }));
-  });
-  g.appendChild(svg("text", { x: 0, y: 10 }, fmt(hi, 3)));
-  g.appendChild(svg("text", { x: 0, y: h }, fmt(lo, 3)));
-  // Swatches as SVG fills: the Content-Security-Policy allows no inline style.
-  const swatch = (c) => svg("svg", { width: 10, height: 10 }, svg("rect", { width: 10, height: 10, fill: c }));
-  const legend = el("div", { class: "legend" }, series.map(([name, ys], si) => el("span", {}, swatch(colors[si % colors.length]), ` ${name} (${ys.length})`)));
-  return el("div", {}, g, legend);
+const TIME_KEYS = ["t", "time", "timestamp", "stamp", "times", "timestamps"];
+// A series' unit from metadata `units`: one string for all, or {series: unit} (torque[0] finds torque).
+function unitOf(meta, name) {
+  const u = meta && meta.units;
+  if (typeof u === "string") return u;
+  if (!u || typeof u !== "object") return "";
+  for (const k of [name, name.replace(/\[\d+\]$/, ""), name.split(".").pop()]) if (typeof u[k] === "string") return u[k];
+  return "";
 }
+// One small multiple per series, sharing the x-axis (the time series when there is one).
+function plot(data, metaText) {
+  let meta = null;
+  try { meta = JSON.parse(metaText || "null"); } catch (_) { meta = null; }
+  const series = seriesOf(data), ti = series.findIndex(([n]) => TIME_KEYS.includes(n.split(".").pop().toLowerCase()));
+  const time = ti >= 0 ? series.splice(ti, 1)[0] : null;
+  const colors = ["#2f6fdd", "#c0392b", "#1e8449", "#8e44ad", "#d68910", "#117a65"];
+  const tUnit = time && typeof meta?.units === "object" ? unitOf(meta, time[0]) : "";
+  const xlabel = time ? `${time[0]}${tUnit ? ` (${tUnit})` : ""}` : "sample";
+  return el("div", { class: "plots" }, series.slice(0, 12).map(([name, ys], si) => {
+    const xs = time && time[1].length === ys.length ? time[1] : ys.map((_, i) => i);
+    const timed = xs === time?.[1], xlab = timed ? xlabel : "sample";
+    const at = (x) => (timed ? `${time[0]} = ${+x.toPrecision(6)}${tUnit ? " " + tUnit : ""}` : `sample ${x}`);
+    const xt = ticks(Math.min(...xs), Math.max(...xs), 8), y = ticks(Math.min(...ys), Math.max(...ys), 3);
+    const unit = unitOf(meta, name);
+    const f = frame({ W: 1000, H: 150, M: { l: 64, r: 16, t: 22, b: 34 }, cls: "perception-plot", x: [xt.lo, xt.hi], y,
+      xticks: xt.values.map((v) => [v, tickText(v, xt.step)]), ylabel: `${name}${unit ? ` (${unit})` : ""}`, xlabel: xlab });
+    f.g.setAttribute("data-series", name);
+    const c = colors[si % colors.length], pts = ys.map((v, i) => `${f.sx(xs[i]).toFixed(1)},${f.sy(v).toFixed(1)}`).join(" ");
+    f.g.append(svg("polyline", { class: "series", points: pts, stroke: c }));
+    const step = Math.ceil(ys.length / 250);
+    for (let i = 0; i < ys.length; i += step) {
+      f.g.append(svg("circle", { class: "pt", cx: f.sx(xs[i]), cy: f.sy(ys[i]), r: 4, stroke: c },
+        svg("title", {}, `${at(xs[i])}, ${name} = ${+ys[i].toPrecision(6)}${unit ? " " + unit : ""}`)));
+    }
+    return f.g;
+  }));
+}
+
+// What a memory's (or session's) context says: robot, task, success (true/false/undefined).
+function outcome(context) {
+  let c = context;
+  if (typeof c === "string") { try { c = JSON.parse(c); } catch (_) { c = null; } }
+  if (!c || typeof c !== "object") return {};
+  const name = (v, k) => (typeof v === "string" ? v : v && typeof v === "object" && typeof v[k] === "string" ? v[k] : undefined);
+  const t = c.task && typeof c.task === "object" ? c.task : {};
+  return { robot: name(c.robot, "id"), task: name(c.task, "name"), success: typeof t.success === "boolean" ? t.success : undefined };
+}
+const outcomeCell = (o) => (o.success === undefined ? el("td", { class: "outcome muted" }, "–")
+  : el("td", { class: "outcome" }, el("span", { class: o.success ? "pill ok" : "pill bad" }, o.success ? "✓ success" : "✗ failure")));
+const when = (s) => (s || "").replace("T", " ").slice(0, 16);
 
 // ---- views ------------------------------------------------------------------------
 function memoryRow(m, extra) {
-  return el("tr", { class: "row", "data-id": m.id, on: { click: () => go(`#/memory/${m.id}`) } },
-    el("td", {}, "#" + m.id),
+  const o = outcome(m.context);
+  return el("tr", { class: "row" + (o.success === false ? " failed" : ""), "data-id": m.id, on: { click: () => go(`#/memory/${m.id}`) } },
+    el("td", { class: "id" }, "#" + m.id),
     el("td", { class: "content" }, m.content),
-    el("td", {}, el("span", { class: "pill" }, m.type), el("span", { class: "pill" }, m.category), m.status !== "active" ? el("span", { class: "pill bad" }, m.status) : null),
-    el("td", {}, fmt(m.confidence)),
+    outcomeCell(o), el("td", { class: "robot" }, o.robot || ""), el("td", { class: "task" }, o.task || ""),
+    el("td", { class: "kind" }, el("span", { class: "pill" }, m.type), el("span", { class: "pill" }, m.category), m.status !== "active" ? el("span", { class: "pill bad" }, m.status) : null),
+    el("td", { class: "num" }, fmt(m.confidence)),
     el("td", { class: "muted" }, m.collection),
-    el("td", { class: "muted" }, (m.created_at || "").replace("T", " ").slice(0, 19)),
+    el("td", { class: "muted nowrap" }, when(m.created_at)),
     extra || null);
 }
 function memoryTable(list, extraHead, extra) {
   return el("table", { class: "memories" },
-    el("thead", {}, el("tr", {}, ["id", "memory", "kind", "confidence", "collection", "learned"].map((h) => el("th", {}, h)), extraHead ? el("th", {}, extraHead) : null)),
+    el("thead", {}, el("tr", {}, ["id", "memory", "outcome", "robot", "task", "kind", "conf.", "collection", "learned"].map((h) => el("th", {}, h)), extraHead ? el("th", {}, extraHead) : null)),
     el("tbody", {}, list.map((m, i) => memoryRow(m, extra ? extra(m, i) : null))));
 }
 
@@ -155,13 +241,19 @@ async function dashboard() {
     el("div", { class: "grid2" },
       el("div", { class: "panel" }, el("h3", {}, "Categories (active)"), bars(pairs(s.by_category), "chart-categories")),
       el("div", { class: "panel" }, el("h3", {}, "Types (active)"), bars(pairs(s.by_type).concat(pairs(s.by_perception).map(([k, n]) => ["perception: " + k, n])), "chart-types")),
-      el("div", { class: "panel" }, el("h3", {}, "Learned per day"), columns(s.per_day.map((d) => d.count), s.per_day.map((d) => d.day), "chart-days")),
-      el("div", { class: "panel" }, el("h3", {}, "Confidence (active)"), columns(s.confidence_histogram, ["0", "", "", "", "", "", "", "", "", "1"], "chart-confidence"))),
-    el("div", { class: "grid2" },
       el("div", { class: "panel" }, el("h3", {}, "Collections"),
-        el("table", { id: "collections" }, el("tbody", {}, s.collections.map((c) => el("tr", {}, el("td", {}, c.collection), el("td", {}, `${c.active} active`), el("td", { class: "muted" }, `${c.total} total`)))))),
-      el("div", { class: "panel", id: "recent-failures" }, el("h3", {}, "Recent failures"),
-        failures.memories.length ? memoryTable(failures.memories) : el("p", { class: "muted" }, "none"))));
+        el("table", { id: "collections" }, el("tbody", {}, s.collections.map((c) => el("tr", {}, el("td", {}, c.collection), el("td", {}, `${c.active} active`), el("td", { class: "muted" }, `${c.total} total`))))))),
+    el("div", { class: "panel wide" }, el("h3", {}, `Learned over time${s.learned.bin_days > 1 ? ` (bins of ${s.learned.bin_days} days)` : ""}`), learnedChart(s.learned, "chart-days"),
+      s.learned.exact ? null : el("p", { class: "muted" }, "Older bins not counted: a window holds more than 10,000 memories.")),
+    el("div", { class: "grid2" },
+      el("div", { class: "panel" }, el("h3", {}, "Outcomes per task (task.success in context)"), outcomeRows(s.outcomes.by_task, "chart-outcomes-task")),
+      el("div", { class: "panel" }, el("h3", {}, "Outcomes per robot"), outcomeRows(s.outcomes.by_robot, "chart-outcomes-robot"))),
+    el("p", { class: "muted" }, `Outcomes from the newest ${s.outcomes.memories_read} memories; green succeeded, red failed.`),
+    el("div", { class: "panel wide", id: "recent-failures" }, el("h3", {}, "Recent failures"),
+      failures.memories.length ? memoryTable(failures.memories) : el("p", { class: "muted" }, "none")));
+}
+function outcomeRows(rows, id) {
+  return rows.length ? outcomeBars(rows, id) : el("p", { class: "muted", id }, "no memory says task.success");
 }
 
 function filterForm(q, onSubmit) {
@@ -175,11 +267,11 @@ function filterForm(q, onSubmit) {
   f.addEventListener("submit", (e) => { e.preventDefault(); onSubmit(new URLSearchParams([...new FormData(f)].filter(([, v]) => v !== ""))); });
   return f;
 }
-function pager(page, pages, total, to, exact = true) {
+function pager(page, pages, total, to, exact = true, noun = "memories") {
   const more = exact ? "" : "+";
   return el("div", { class: "pager" },
     el("button", { id: "prev-page", disabled: page <= 1, on: { click: () => to(page - 1) } }, "‹ previous"),
-    el("span", { id: "page-info" }, `page ${page} of ${pages}${more} · ${total}${more} memories`),
+    el("span", { id: "page-info" }, `page ${page} of ${pages}${more} · ${total}${more} ${noun}`),
     el("button", { id: "next-page", disabled: page >= pages && exact, on: { click: () => to(page + 1) } }, "next ›"));
 }
 
@@ -196,8 +288,14 @@ async function search(q) {
   // otherwise (the API's own default is off, as in the library).
   const group = q.get("group_similar") !== "false";
   if (q.get("q") && !q.has("group_similar")) q.set("group_similar", "true");
+  const cols = (await api("/api/collections")).collections.map((c) => c.collection);
+  const chosen = q.get("collection") || "";
+  if (chosen && !cols.includes(chosen)) cols.push(chosen);
   const form = el("form", { class: "filters", id: "search-form" },
     el("label", {}, "query", el("input", { id: "search-input", name: "q", value: q.get("q") || "", size: 40, autofocus: true })),
+    el("label", {}, "collection", el("select", { id: "search-collection", name: "collection" },
+      el("option", { value: "", selected: !chosen }, "(default)"), cols.map((c) => el("option", { value: c, selected: c === chosen }, c)))),
+    el("label", {}, "session", el("input", { id: "search-session", name: "session", value: q.get("session") || "", size: 14, placeholder: "session id" })),
     el("label", {}, "n", el("input", { name: "n", value: q.get("n") || "", placeholder: "5", size: 3 })),
     el("label", {}, "context filter (JSON)", el("input", { name: "filter", value: q.get("filter") || "", size: 24, placeholder: '{"task.success": true}' })),
     el("label", {}, "spatial sort (JSON)", el("input", { name: "spatial", value: q.get("spatial") || "", size: 24 })),
@@ -213,10 +311,16 @@ async function search(q) {
     m._similar ? el("div", { class: "similar" }, `+ ${m._similar.length} similar: `,
       m._similar.slice(0, 12).flatMap((id) => [el("a", { href: `#/memory/${id}`, on: { click: (e) => e.stopPropagation() } }, `#${id}`), " "]), m._similar.length > 12 ? "…" : "") : null);
   show(el("h2", {}, "Search"), form,
-    el("p", { id: "search-mode", class: "muted" }, `${r.total} ${r.total === 1 ? "result" : "results"}${grouped(r) ? ` (${grouped(r)} memories, repeats grouped)` : ""} · mode ${r.mode} · query vector ${r.query_vector} · ${fmt(r.query_ms)} ms`),
+    el("p", { class: "summary" }, el("strong", { id: "search-count" }, count(r)),
+      el("span", { id: "search-mode", class: "muted" }, `${grouped(r) ? ` · ${grouped(r)} memories shown, repeats grouped` : ""} · mode ${r.mode} · query vector ${r.query_vector} · ${fmt(r.query_ms)} ms`)),
     memoryTable(r.memories, "why", why));
 }
 
+// "5 of 37 matches": results shown of the memories that match the query (a floor when not exact).
+function count(r) {
+  const of = `${r.matches_exact ? "" : "≥ "}${r.matches} ${r.matches === 1 ? "match" : "matches"}`;
+  return r.matches >= r.total ? `${r.total} of ${of}` : `${r.total} ${r.total === 1 ? "result" : "results"}, ${of} (the others satisfy only the filters)`;
+}
 // How many memories a grouped result stands for; 0 when nothing was grouped.
 function grouped(r) {
   const folded = r.memories.reduce((n, m) => n + (m._similar ? m._similar.length : 0), 0);
@@ -240,7 +344,7 @@ async function detail(id) {
   if (m.perception_type) {
     parts.push(el("h3", {}, `Perception: ${m.perception_type}`));
     const series = seriesOf(m.perception_data);
-    if (series.length) parts.push(el("div", { class: "panel" }, plot(series)));
+    if (series.length) parts.push(el("div", { class: "panel wide", id: "perception-plots" }, plot(m.perception_data, m.perception_metadata)));
     else if (m.perception_data !== undefined) parts.push(el("pre", {}, JSON.stringify(m.perception_data, null, 2).slice(0, 20000)));
     if (m.perception_metadata) parts.push(el("pre", {}, m.perception_metadata));
   }
@@ -264,26 +368,43 @@ async function detail(id) {
   show(parts);
 }
 
+// A session's title from its context and record: robot · task — collection · time span · outcome.
+function sessionTitle(s) {
+  const o = outcome(s.context), who = [o.robot, o.task].filter(Boolean).join(" · ");
+  const end = s.ended_at ? (s.ended_at.slice(0, 10) === s.created_at.slice(0, 10) ? when(s.ended_at).slice(11) : when(s.ended_at)) : "running";
+  return `${who ? who + " — " : ""}${s.collection} · ${when(s.created_at)}${end === when(s.created_at).slice(11) ? "" : "–" + end}${s.outcome_score === null ? "" : ` · outcome ${fmt(s.outcome_score)}`}`;
+}
+
 async function sessions(q) {
   const page = Number(q.get("page") || 1);
   const p = await api(`/api/sessions?page=${page}`);
   const pages = Math.max(1, Math.ceil(p.total / p.per_page));
   show(el("h2", {}, "Sessions"),
-    el("table", { id: "sessions" }, el("thead", {}, el("tr", {}, ["session", "status", "collection", "memories", "outcome", "started", "ended"].map((h) => el("th", {}, h)))),
-      el("tbody", {}, p.sessions.map((s) => el("tr", { class: "row", on: { click: () => go(`#/session/${encodeURIComponent(s.session_id)}`) } },
-        el("td", {}, s.session_id), el("td", {}, s.status), el("td", {}, s.collection), el("td", {}, String(s.memory_count)),
-        el("td", {}, s.outcome_score === null ? "–" : fmt(s.outcome_score)), el("td", { class: "muted" }, s.created_at), el("td", { class: "muted" }, s.ended_at || ""))))),
-    pager(page, pages, p.total, (n) => go(`#/sessions?page=${n}`)));
+    el("table", { id: "sessions" }, el("thead", {}, el("tr", {}, ["session", "robot", "task", "status", "memories", "outcome", "started", "ended"].map((h) => el("th", {}, h)))),
+      el("tbody", {}, p.sessions.map((s) => {
+        const o = outcome(s.context);
+        return el("tr", { class: "row", on: { click: () => go(`#/session/${encodeURIComponent(s.session_id)}`) } },
+          el("td", {}, el("div", { class: "session-title" }, sessionTitle(s)), el("div", { class: "muted mono" }, s.session_id)),
+          el("td", { class: "robot" }, o.robot || ""), el("td", { class: "task" }, o.task || ""), el("td", {}, s.status), el("td", { class: "num" }, String(s.memory_count)),
+          el("td", { class: "num" }, s.outcome_score === null ? "–" : fmt(s.outcome_score)), el("td", { class: "muted nowrap" }, when(s.created_at)), el("td", { class: "muted nowrap" }, when(s.ended_at)));
+      }))),
+    pager(page, pages, p.total, (n) => go(`#/sessions?page=${n}`), true, p.total === 1 ? "session" : "sessions"));
 }
 
 async function timeline(id) {
   const [p, list] = await Promise.all([api(`/api/sessions/${encodeURIComponent(id)}/memories?per_page=500`), api("/api/sessions?per_page=500")]);
   const s = list.sessions.find((x) => x.session_id === id);
-  show(el("h2", {}, "Session ", id),
-    s ? el("p", { class: "muted", id: "session-outcome" }, `${s.status} · ${s.collection} · started ${s.created_at}`, s.ended_at ? ` · ended ${s.ended_at}` : "", s.outcome_score !== null ? ` · outcome ${fmt(s.outcome_score)}` : "") : null,
-    el("div", { class: "timeline", id: "timeline" }, p.memories.map((m) => el("div", { class: "item", on: { click: () => go(`#/memory/${m.id}`) } },
-      el("div", { class: "muted" }, (m.created_at || "").replace("T", " ").slice(0, 23), " · ", m.category, m.status !== "active" ? " · " + m.status : ""),
-      el("div", { class: "content" }, m.content)))),
+  const fails = p.memories.filter((m) => outcome(m.context).success === false).length;
+  show(el("h2", { id: "session-title" }, s ? sessionTitle(s) : "Session"),
+    el("p", { class: "muted", id: "session-outcome" }, s ? `${s.status} · ${s.memory_count} memories, ${fails} failed · started ${when(s.created_at)}` : "", s && s.ended_at ? ` · ended ${when(s.ended_at)}` : "",
+      s && s.outcome_score !== null ? ` · outcome ${fmt(s.outcome_score)}` : "", el("br", {}), el("span", { class: "mono" }, "session " + id)),
+    el("div", { class: "timeline", id: "timeline" }, p.memories.map((m) => {
+      const o = outcome(m.context);
+      return el("div", { class: "item" + (o.success === false ? " fail" : o.success ? " ok" : ""), on: { click: () => go(`#/memory/${m.id}`) } },
+        el("div", { class: "muted" }, when(m.created_at), " · ", m.category, o.robot ? ` · ${o.robot}` : "", o.task ? ` · ${o.task}` : "", m.status !== "active" ? " · " + m.status : "",
+          o.success === undefined ? null : el("span", { class: o.success ? "pill ok" : "pill bad" }, o.success ? "✓ success" : "✗ failure")),
+        el("div", { class: "content" }, m.content));
+    })),
     p.total > p.memories.length ? el("p", { class: "muted" }, `first ${p.memories.length} of ${p.total}`) : null);
 }
 
