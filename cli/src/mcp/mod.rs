@@ -10,6 +10,7 @@
 //! [`stdio`]); logs go to stderr. stdin EOF or SIGTERM/SIGINT closes the
 //! database cleanly.
 
+mod gate;
 mod resources;
 mod stdio;
 mod tools;
