@@ -7,15 +7,18 @@ use super::{judge, oversized, Verdict, MAX_LINE};
 /// The error answer to `line`: (code, id, message).
 fn answer(line: &[u8]) -> (i64, Value, String) {
     match judge(line) {
-        Verdict::Answer(a) => {
-            assert_eq!(a.last(), Some(&b'\n'));
-            assert_eq!(a.iter().filter(|&&b| b == b'\n').count(), 1, "one line");
-            let v: Value = serde_json::from_slice(&a).unwrap();
-            assert_eq!(v["jsonrpc"], "2.0");
-            (v["error"]["code"].as_i64().unwrap(), v["id"].clone(), v["error"]["message"].as_str().unwrap().into())
-        }
+        Verdict::Answer(a) => fields(&a),
         other => panic!("{}: {other:?}", String::from_utf8_lossy(line)),
     }
+}
+
+/// An answer line's (code, id, message).
+fn fields(a: &[u8]) -> (i64, Value, String) {
+    assert_eq!(a.last(), Some(&b'\n'));
+    assert_eq!(a.iter().filter(|&&b| b == b'\n').count(), 1, "one line");
+    let v: Value = serde_json::from_slice(a).unwrap();
+    assert_eq!(v["jsonrpc"], "2.0");
+    (v["error"]["code"].as_i64().unwrap(), v["id"].clone(), v["error"]["message"].as_str().unwrap().into())
 }
 
 fn call(params: &str) -> String {
@@ -45,11 +48,9 @@ fn lines_that_are_not_json_are_parse_errors_with_id_null() {
         assert_eq!((code, id), (-32700, Value::Null), "{}", String::from_utf8_lossy(line));
     }
     assert!(answer(deep.as_bytes()).2.contains("128"));
-    let (code, id, m) = (|v: Value| (v["error"]["code"].clone(), v["id"].clone(), v["error"]["message"].clone()))(
-        serde_json::from_slice(&oversized()).unwrap(),
-    );
-    assert_eq!((code, id), (Value::from(-32700), Value::Null));
-    assert!(m.as_str().unwrap().contains(&MAX_LINE.to_string()), "{m}");
+    let (code, id, m) = fields(&oversized());
+    assert_eq!((code, id), (-32700, Value::Null));
+    assert!(m.contains(&MAX_LINE.to_string()), "{m}");
 }
 
 #[test]
