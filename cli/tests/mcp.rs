@@ -4,164 +4,13 @@
 //! malformed and hostile input (the server must answer and stay alive), and a
 //! clean close on stdin EOF and on SIGTERM. BM25 only (no model needed).
 
-use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{channel, Receiver};
-use std::time::Duration;
+#[path = "common/mcp_server.rs"]
+mod mcp_server;
 
+use std::process::Command;
+
+use mcp_server::{temp, wait, Server};
 use serde_json::{json, Value};
-
-const TIMEOUT: Duration = Duration::from_secs(120);
-
-struct Server {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Receiver<String>,
-    /// Messages read while waiting for another one.
-    pending: Vec<Value>,
-    next_id: i64,
-}
-
-impl Server {
-    fn start(db: &Path) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_robotmem"))
-            .arg("mcp")
-            .arg("--db")
-            .arg(db)
-            .args(["--no-embeddings", "--durability", "normal"])
-            .env_remove("ROBOTMEM_MODEL_DIR")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let stdin = child.stdin.take();
-        Server { child, stdin, lines, pending: Vec::new(), next_id: 100 }
-    }
-
-    /// A started server after the handshake at `version`; returns the initialize result too.
-    fn ready(db: &Path, version: &str) -> (Server, Value) {
-        let mut s = Server::start(db);
-        let r = s.request(
-            "initialize",
-            json!({"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}),
-        );
-        s.send_raw(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-        (s, r)
-    }
-
-    fn send_raw(&mut self, line: &str) {
-        let stdin = self.stdin.as_mut().unwrap();
-        stdin.write_all(line.as_bytes()).unwrap();
-        stdin.write_all(b"\n").unwrap();
-        stdin.flush().unwrap();
-    }
-
-    /// The next message matching `pred` (others are kept for later).
-    fn wait_for(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
-        if let Some(i) = self.pending.iter().position(&pred) {
-            return self.pending.remove(i);
-        }
-        let deadline = std::time::Instant::now() + TIMEOUT;
-        loop {
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
-            let line = self.lines.recv_timeout(left).unwrap_or_else(|_| panic!("no answer for {what}"));
-            let v: Value =
-                serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
-            assert_eq!(v["jsonrpc"], "2.0", "{v}");
-            if pred(&v) {
-                return v;
-            }
-            self.pending.push(v);
-        }
-    }
-
-    /// The whole response to a request (`result` or `error`).
-    fn call_raw(&mut self, method: &str, params: Value) -> Value {
-        self.next_id += 1;
-        let id = self.next_id;
-        self.send_raw(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string());
-        self.wait_for(method, |v| v["id"] == id)
-    }
-
-    /// The result of a request that must succeed.
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        let r = self.call_raw(method, params);
-        assert!(r.get("error").is_none(), "{method} failed: {r}");
-        r["result"].clone()
-    }
-
-    /// A tools/call result (the protocol call must succeed; the tool may fail).
-    fn tool(&mut self, name: &str, args: Value) -> Value {
-        self.request("tools/call", json!({"name": name, "arguments": args}))
-    }
-
-    /// A tool call that must succeed: its structured result, checked against the text.
-    fn ok(&mut self, name: &str, args: Value) -> Value {
-        let r = self.tool(name, args.clone());
-        assert_eq!(r["isError"], false, "{name} {args}: {r}");
-        let text: Value = serde_json::from_str(r["content"][0]["text"].as_str().unwrap()).unwrap();
-        assert_eq!(text, r["structuredContent"], "text and structured content differ");
-        text
-    }
-
-    /// A tool call that must fail with a message containing every word of `needles`.
-    fn fails(&mut self, name: &str, args: Value, needles: &[&str]) -> String {
-        let r = self.tool(name, args.clone());
-        assert_eq!(r["isError"], true, "{name} {args} should fail: {r}");
-        let m = r["content"][0]["text"].as_str().unwrap().to_string();
-        for n in needles {
-            assert!(m.contains(n), "{name} {args}: message {m:?} lacks {n:?}");
-        }
-        m
-    }
-
-    fn alive(&mut self) {
-        let r = self.request("ping", json!({}));
-        assert_eq!(r, json!({}));
-    }
-
-    /// Closes stdin and waits for the exit status.
-    fn finish(mut self) -> std::process::ExitStatus {
-        drop(self.stdin.take());
-        wait(&mut self.child)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn wait(child: &mut Child) -> std::process::ExitStatus {
-    let deadline = std::time::Instant::now() + TIMEOUT;
-    loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            return s;
-        }
-        assert!(std::time::Instant::now() < deadline, "the server did not exit");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn temp() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::Builder::new().prefix("robotmem-mcp-test").tempdir().unwrap();
-    let db = dir.path().join("m.db");
-    (dir, db)
-}
 
 #[test]
 fn initialize_negotiates_current_and_older_versions() {
@@ -466,12 +315,16 @@ fn hostile_input_is_answered_and_the_server_stays_alive() {
     }
     let r = s.call_raw("no/such/method", json!({}));
     assert_eq!(r["error"]["code"], -32601, "{r}");
-    let r = s.call_raw("tools/call", json!({"name": "no_such_tool", "arguments": {}}));
-    assert!(r["error"]["message"].as_str().unwrap().contains("no_such_tool"), "{r}");
-    let r = s.call_raw("tools/call", json!({"name": 42}));
-    assert!(r.get("error").is_some(), "{r}");
-    let r = s.call_raw("tools/call", json!({"name": "learn", "arguments": "insight"}));
-    assert!(r.get("error").is_some() || r["result"]["isError"] == true, "{r}");
+    // A tools/call that does not fit its schema: invalid params (more in tests/mcp_attack.rs).
+    for (params, needle) in [
+        (json!({"name": "no_such_tool", "arguments": {}}), "no_such_tool"),
+        (json!({"name": 42}), "name"),
+        (json!({"name": "learn", "arguments": "insight"}), "arguments"),
+    ] {
+        let r = s.call_raw("tools/call", params);
+        assert_eq!(r["error"]["code"], -32602, "{r}");
+        assert!(r["error"]["message"].as_str().unwrap().contains(needle), "{r}");
+    }
     // Wrong types in every position.
     for v in [json!(null), json!(true), json!(1.5), json!([]), json!({}), json!(-1)] {
         for (tool, field) in [

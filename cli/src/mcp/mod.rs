@@ -6,10 +6,12 @@
 //!
 //! Requests are served concurrently: every library call runs on tokio's
 //! blocking pool over one shared [`Db`]. stdout carries only protocol
-//! messages (a line that is not JSON gets a JSON-RPC parse error, see
-//! [`stdio`]); logs go to stderr. stdin EOF or SIGTERM/SIGINT closes the
+//! messages: every line is judged before the SDK sees it and whatever is not a
+//! well-formed message gets its JSON-RPC error (see [`gate`] and [`stdio`]);
+//! logs go to stderr. stdin EOF or SIGTERM/SIGINT closes the
 //! database cleanly.
 
+mod gate;
 mod resources;
 mod stdio;
 mod tools;
@@ -75,7 +77,11 @@ forget or update wrong memories. Resources: robotmem://stats, robotmem://recent-
         _context: RequestContext<RoleServer>,
     ) -> std::result::Result<CallToolResponse, ErrorData> {
         if !tools::exists(&request.name) {
-            return Err(ErrorData::invalid_params(format!("unknown tool {:?}", request.name), None));
+            let known = tools::names().join(", ");
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool {:?} (the tools: {known})", request.name),
+                None,
+            ));
         }
         let name = request.name.to_string();
         let args = request.arguments;

@@ -1,22 +1,39 @@
-//! stdin/stdout for the SDK, with one addition: a line that is not JSON at all
-//! gets a JSON-RPC "Parse error" (-32700, id null) instead of silence (rmcp
-//! drops such lines without an answer; well-formed JSON that is no message it
-//! answers itself with "Invalid Request"). Lines are relayed whole, so the
-//! SDK's responses and these errors never interleave within a line.
+//! stdin/stdout for the SDK, with every line judged first by [`gate`]: what
+//! the SDK would drop without a word or misread gets its JSON-RPC error here,
+//! so every line but a notification is answered, and stdout carries nothing
+//! but protocol lines. A line is read up to [`gate::MAX_LINE`] bytes; the rest
+//! of a longer one is skipped unread. Lines are relayed whole, so the SDK's
+//! responses and these errors never interleave within a line.
 
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream};
+use tokio::io::{
+    AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream,
+};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-/// Longest line accepted (the SDK's own limit).
-const MAX_LINE: usize = 16 * 1024 * 1024;
+use super::gate::{self, Verdict, MAX_LINE};
+
 const PIPE: usize = 64 * 1024;
 
-fn parse_error(detail: &str) -> Vec<u8> {
-    let v = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": format!("Parse error: {detail}")}});
-    let mut line = v.to_string().into_bytes();
-    line.push(b'\n');
-    line
+/// Skips the input up to and including the next newline (or EOF), holding
+/// nothing: what is buffered is dropped as it comes.
+async fn skip_line(input: &mut (impl AsyncBufRead + Unpin)) -> std::io::Result<()> {
+    loop {
+        let buf = input.fill_buf().await?;
+        if buf.is_empty() {
+            return Ok(());
+        }
+        match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => {
+                input.consume(i + 1);
+                return Ok(());
+            }
+            None => {
+                let n = buf.len();
+                input.consume(n);
+            }
+        }
+    }
 }
 
 /// The transport halves for the SDK, and the task writing stdout, which ends
@@ -34,38 +51,34 @@ where
         let mut line = Vec::new();
         loop {
             line.clear();
-            match (&mut input).take(MAX_LINE as u64 + 1).read_until(b'\n', &mut line).await {
+            match (&mut input).take(MAX_LINE as u64).read_until(b'\n', &mut line).await {
                 Ok(0) | Err(_) => break,
                 Ok(_) => {}
             }
-            if line.len() > MAX_LINE && line.last() != Some(&b'\n') {
-                // Skip the rest of the oversized line, then answer once.
-                let mut rest = Vec::new();
-                loop {
-                    rest.clear();
-                    match (&mut input).take(PIPE as u64).read_until(b'\n', &mut rest).await {
-                        Ok(0) | Err(_) => break,
-                        Ok(_) if rest.last() == Some(&b'\n') => break,
-                        Ok(_) => {}
-                    }
+            if line.len() == MAX_LINE && line.last() != Some(&b'\n') {
+                // Answered at once; the rest of the line is never held.
+                let _ = err_tx.send(gate::oversized());
+                line = Vec::new();
+                if skip_line(&mut input).await.is_err() {
+                    break;
                 }
-                let _ = err_tx.send(parse_error(&format!("line longer than {MAX_LINE} bytes")));
                 continue;
             }
             let body = line.strip_suffix(b"\n").unwrap_or(&line);
             let body = body.strip_suffix(b"\r").unwrap_or(body);
-            if body.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
-                Ok(_) => {
+            match gate::judge(body) {
+                Verdict::Forward => {
                     if to_sdk.write_all(body).await.is_err() || to_sdk.write_all(b"\n").await.is_err() {
                         break;
                     }
                 }
-                Err(e) => {
-                    let _ = err_tx.send(parse_error(&e.to_string()));
+                Verdict::Answer(e) => {
+                    let _ = err_tx.send(e);
                 }
+                Verdict::Ignore(note) => eprintln!("robotmem mcp: {note}"),
+            }
+            if line.capacity() > PIPE {
+                line = Vec::new();
             }
         }
         // Dropping `to_sdk` is the SDK's EOF.

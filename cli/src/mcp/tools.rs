@@ -125,6 +125,11 @@ pub fn list() -> Vec<Tool> {
         .collect()
 }
 
+/// The tools' names.
+pub fn names() -> Vec<&'static str> {
+    DEFS.iter().map(|d| d.name).collect()
+}
+
 /// Whether `name` is one of the tools.
 pub fn exists(name: &str) -> bool {
     DEFS.iter().any(|d| d.name == name)
