@@ -192,11 +192,16 @@ fn file_database_persists_across_opens() {
         let db = Db::open(OpenOptions::path(&path)).unwrap();
         let id = learn(&db, "door handle needs 20 degrees of rotation").memory_id;
         assert_eq!(recall(&db, "door handle").hits.len(), 1);
+        // A recall that only looks (counting, previews) is not an access.
+        let look = RecallRequest { query: "door handle", ..Default::default() };
+        for _ in 0..3 {
+            assert_eq!(db.recall_unrecorded(&look).unwrap().hits.len(), 1);
+        }
         id
     };
     let db = Db::open(OpenOptions::path(&path)).unwrap();
     let m = db.get(id).unwrap();
-    assert_eq!(m.access_count, 1, "recall touches are flushed on close");
+    assert_eq!(m.access_count, 1, "recall touches are flushed on close; unrecorded recalls are not touches");
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;

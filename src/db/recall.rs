@@ -15,8 +15,20 @@ use crate::text;
 use crate::types::*;
 
 impl Db {
-    /// Ranks memories for a query (spec 002 pipeline).
+    /// Ranks memories for a query (spec 002 pipeline). Every memory returned counts
+    /// as accessed (`access_count`, `last_accessed`, written later) and the recall
+    /// enters the recall statistics.
     pub fn recall(&self, req: &RecallRequest) -> Result<RecallResult> {
+        self.recall_as(req, true)
+    }
+
+    /// [`Db::recall`] that is not an access: no access counter, last-access time or
+    /// recall statistic changes (counting matches, previews, tools that only look).
+    pub fn recall_unrecorded(&self, req: &RecallRequest) -> Result<RecallResult> {
+        self.recall_as(req, false)
+    }
+
+    fn recall_as(&self, req: &RecallRequest, record: bool) -> Result<RecallResult> {
         let started = std::time::Instant::now();
         if req.query.chars().count() > limits::MAX_QUERY_CHARS {
             return Err(Error::invalid(format!("query is longer than {} characters", limits::MAX_QUERY_CHARS)));
@@ -68,7 +80,9 @@ impl Db {
                 self.hits(conn, &plan, query.as_deref(), cjk)
             }
         })?;
-        self.record_recall(&hits, mode);
+        if record {
+            self.record_recall(&hits, mode);
+        }
         Ok(RecallResult { hits, mode, query_vector: vector, query_ms: started.elapsed().as_secs_f64() * 1e3 })
     }
 

@@ -48,10 +48,15 @@ pub struct Recall {
 
 /// Recalls; `n` outside 1–[`limits::MAX_RESULTS`] is refused on every surface.
 pub fn recall(db: &Db, r: &Recall) -> Result<Reply<RecallResult>> {
+    recall_as(db, r, true)
+}
+
+/// [`recall`], recorded as an access or not ([`Db::recall_unrecorded`]).
+fn recall_as(db: &Db, r: &Recall, record: bool) -> Result<Reply<RecallResult>> {
     if !(1..=limits::MAX_RESULTS).contains(&r.n) {
         return Err(Error::invalid(format!("n: {} is not between 1 and {}", r.n, limits::MAX_RESULTS)));
     }
-    let data = db.recall(&RecallRequest {
+    let req = RecallRequest {
         query: &r.query,
         collection: given(&r.collection),
         n: r.n,
@@ -60,7 +65,8 @@ pub fn recall(db: &Db, r: &Recall) -> Result<Reply<RecallResult>> {
         context_filter: given(&r.context_filter),
         spatial_sort: given(&r.spatial_sort),
         group_similar: r.group_similar,
-    })?;
+    };
+    let data = if record { db.recall(&req)? } else { db.recall_unrecorded(&req)? };
     Ok(Reply { json: render::recall(&data), data })
 }
 
@@ -79,7 +85,8 @@ pub fn recall_counted(db: &Db, r: &Recall) -> Result<Reply<RecallResult>> {
     } else if r.n >= limits::MAX_RESULTS {
         (shown, false)
     } else {
-        let all = recall(db, &Recall { n: limits::MAX_RESULTS, group_similar: false, ..r.clone() })?.data;
+        // Counting is not an access: the memories it reads keep their counters.
+        let all = recall_as(db, &Recall { n: limits::MAX_RESULTS, group_similar: false, ..r.clone() }, false)?.data;
         let counted = all.hits.iter().filter(|h| h.matched).count();
         (counted.max(shown), (all.hits.len() as i64) < limits::MAX_RESULTS)
     };
