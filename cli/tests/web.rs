@@ -2,28 +2,16 @@
 //! pagination, filters, bad ids, bad JSON, oversize bodies, the Host check, token
 //! and CSRF refusals, read-only, security headers. The server is the real binary
 //! on a free port (`--bind 127.0.0.1:0`); requests are written by hand so each
-//! header is exactly what the test says.
+//! header is exactly what the test says (tests/common/web.rs). What an attacker
+//! holding sockets or sending malformed heads gets is tests/web_attack.rs.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+#[path = "common/web.rs"]
+mod web;
+
+use std::process::Command;
 
 use serde_json::{json, Value};
-
-const TOKEN: &str = "correct-horse-battery-staple";
-
-struct Server {
-    child: Child,
-    port: u16,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use web::{assert_error, get, request, Server, TOKEN};
 
 fn cli(db: &std::path::Path, args: &[&str]) -> Value {
     let o = Command::new(env!("CARGO_BIN_EXE_robotmem"))
@@ -67,75 +55,10 @@ fn server(extra: &[&str]) -> Server {
     cli(&db, &["learn", "pushed the box 0.3 m toward the wall", "--session", &sid]);
     cli(&db, &["session", "end", &sid, "--outcome", "0.5"]);
     cli(&db, &["learn", "lesson: always calibrate the force sensor before a new session"]);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_robotmem"))
-        .arg("--db")
-        .arg(&db)
-        .args(["--no-embeddings", "web", "--bind", "127.0.0.1:0"])
-        .args(extra)
-        .env_remove("ROBOTMEM_WEB_TOKEN")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
-    let port = line.split("http://127.0.0.1:").nth(1).and_then(|r| r.split('/').next()).and_then(|p| p.parse().ok());
-    let port = port.unwrap_or_else(|| panic!("no address in {line:?}"));
-    Server { child, port, _dir: dir }
-}
-
-struct Reply {
-    code: u16,
-    headers: String,
-    body: String,
-}
-
-impl Reply {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
-    }
-}
-
-/// One request; `headers` are extra lines ("Name: value").
-fn request(s: &Server, method: &str, path: &str, headers: &[&str], body: Option<&[u8]>) -> Reply {
-    let mut c = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
-    let mut head = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
-    if !headers.iter().any(|h| h.to_ascii_lowercase().starts_with("host:")) {
-        head.push_str(&format!("Host: 127.0.0.1:{}\r\n", s.port));
-    }
-    for h in headers {
-        head.push_str(h);
-        head.push_str("\r\n");
-    }
-    if let Some(b) = body {
-        head.push_str(&format!("Content-Length: {}\r\nContent-Type: application/json\r\n", b.len()));
-    }
-    head.push_str("\r\n");
-    c.write_all(head.as_bytes()).unwrap();
-    if let Some(b) = body {
-        let _ = c.write_all(b); // the server may answer (413) before reading it all
-    }
-    let mut raw = Vec::new();
-    let _ = c.read_to_end(&mut raw);
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let (headers, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let code = headers.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
-    Reply { code, headers: headers.to_ascii_lowercase(), body: body.to_string() }
-}
-
-fn get(s: &Server, path: &str) -> Reply {
-    request(s, "GET", path, &[], None)
+    web::serve(dir, &db, extra, None)
 }
 
 const WRITE: &[&str] = &["X-Robotmem-Csrf: 1"];
-
-fn assert_error(r: &Reply, code: u16, needle: &str) {
-    assert_eq!(r.code, code, "{}", r.body);
-    let v = r.json();
-    let msg = v["error"]["message"].as_str().unwrap_or_else(|| panic!("not a JSON error: {}", r.body));
-    assert!(msg.contains(needle), "{msg:?} should mention {needle:?}");
-    assert!(!r.body.contains("panicked") && !r.body.contains(".rs:"), "{}", r.body);
-}
 
 #[test]
 fn read_endpoints() {

@@ -40,15 +40,81 @@ pub fn from_error(e: &Error) -> Response {
     error(code, e.status.name(), e.message.clone())
 }
 
-fn host_is_loopback(headers: &HeaderMap) -> bool {
-    let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) else { return false };
-    let name = if let Some(rest) = host.strip_prefix('[') {
-        rest.split(']').next().unwrap_or("")
-    } else {
-        host.rsplit_once(':').map_or(host, |(h, _)| h)
-    };
+/// What a Host header (or an absolute URI's authority) names.
+#[derive(Debug, PartialEq)]
+enum Host {
+    Loopback,
+    Other,
+    /// Not `name[:port]` with a DNS name, an IPv4 address or a bracketed IPv6
+    /// address and a port 1–65535 (userinfo, junk after `]`, a named port…).
+    Malformed,
+}
+
+fn port_ok(p: Option<&str>) -> bool {
+    p.is_none_or(|p| {
+        p.len() <= 5
+            && p.bytes().all(|b| b.is_ascii_digit())
+            && p.parse::<u32>().is_ok_and(|n| (1..=65535).contains(&n))
+    })
+}
+
+fn classify(host: &str) -> Host {
+    if let Some(rest) = host.strip_prefix('[') {
+        let Some((v6, after)) = rest.split_once(']') else { return Host::Malformed };
+        let Ok(ip) = v6.parse::<std::net::Ipv6Addr>() else { return Host::Malformed };
+        let port = match after {
+            "" => None,
+            p => match p.strip_prefix(':') {
+                Some(p) => Some(p),
+                None => return Host::Malformed,
+            },
+        };
+        return match (port_ok(port), ip.is_loopback()) {
+            (false, _) => Host::Malformed,
+            (true, true) => Host::Loopback,
+            (true, false) => Host::Other,
+        };
+    }
+    let (name, port) = host.split_once(':').map_or((host, None), |(n, p)| (n, Some(p)));
+    let name_ok = name.len() <= 253 && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.');
+    if !name_ok || !port_ok(port) || (name.is_empty() && port.is_some()) {
+        return Host::Malformed;
+    }
     // An address, not a prefix: "127.evil.example" is a name an attacker's DNS answers.
-    name.eq_ignore_ascii_case("localhost") || name.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+    let loopback =
+        name.eq_ignore_ascii_case("localhost") || name.parse::<std::net::Ipv4Addr>().is_ok_and(|ip| ip.is_loopback());
+    if loopback {
+        Host::Loopback
+    } else {
+        Host::Other
+    }
+}
+
+/// The Host check: exactly one well-formed Host header (and an absolute URI's
+/// authority well-formed too), else 400; on a loopback-only console both must
+/// name loopback, else 403. With a token any well-formed name is served.
+fn host_refusal(app: &App, req: &Request<Body>) -> Option<Response> {
+    let mut hosts = req.headers().get_all(header::HOST).iter();
+    let (Some(host), None) = (hosts.next(), hosts.next()) else {
+        return Some(error(StatusCode::BAD_REQUEST, "RM_BAD_HOST", "a request needs exactly one Host header"));
+    };
+    let named = [Some(host.to_str().unwrap_or("<not ASCII>")), req.uri().authority().map(|a| a.as_str())];
+    let kinds: Vec<Host> = named.into_iter().flatten().map(classify).collect();
+    if kinds.contains(&Host::Malformed) {
+        return Some(error(
+            StatusCode::BAD_REQUEST,
+            "RM_BAD_HOST",
+            "the Host header or the request target names no valid host",
+        ));
+    }
+    if app.loopback_only && kinds.contains(&Host::Other) {
+        return Some(error(
+            StatusCode::FORBIDDEN,
+            "RM_FORBIDDEN",
+            "this console answers only requests addressed to localhost",
+        ));
+    }
+    None
 }
 
 /// Compares without stopping at the first difference (no timing oracle).
@@ -81,7 +147,8 @@ fn same_origin_write(headers: &HeaderMap) -> std::result::Result<(), &'static st
     Ok(())
 }
 
-fn secure(mut r: Response) -> Response {
+/// The security headers every response carries.
+pub fn secure(mut r: Response) -> Response {
     let h = r.headers_mut();
     let set = |h: &mut HeaderMap, k: &'static str, v: &'static str| {
         h.insert(k, HeaderValue::from_static(v));
@@ -96,14 +163,10 @@ fn secure(mut r: Response) -> Response {
 
 /// Runs before every route.
 pub async fn check(State(app): State<Arc<App>>, req: Request<Body>, next: Next) -> Response {
-    let headers = req.headers();
-    if app.loopback_only && !host_is_loopback(headers) {
-        return secure(error(
-            StatusCode::FORBIDDEN,
-            "RM_FORBIDDEN",
-            "this console answers only requests addressed to localhost",
-        ));
+    if let Some(refused) = host_refusal(&app, &req) {
+        return secure(refused);
     }
+    let headers = req.headers();
     let is_api = req.uri().path().starts_with("/api/");
     if is_api && !authorised(&app, headers) {
         let mut r = error(StatusCode::UNAUTHORIZED, "RM_UNAUTHORIZED", "a valid bearer token is required");

@@ -11,22 +11,25 @@
 //! which is never granted, nor forge its Origin); `--read-only` serves no write;
 //! bodies are limited to 64 KiB; every error is a JSON message; the page builds
 //! its DOM with `textContent` only, under a Content-Security-Policy that allows no
-//! inline script.
+//! inline script. The server ([`server`], [`conn`]) bounds what a client may hold:
+//! time to send a head, a body, time idle, and open connections ([`limits`]).
 
 mod api;
+mod conn;
 mod guard;
+mod limits;
+mod server;
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
+
+pub use limits::MAX_BODY;
 
 use axum::extract::DefaultBodyLimit;
 use axum::routing::get;
 use axum::Router;
 use clap::Args;
 use robotmem::{Db, Error, Result, Status};
-
-/// Largest request body.
-pub const MAX_BODY: usize = 64 * 1024;
 
 #[derive(Args, Debug)]
 pub struct WebArgs {
@@ -39,6 +42,10 @@ pub struct WebArgs {
     /// Serve no write endpoint (no edit, no forget).
     #[arg(long)]
     read_only: bool,
+    /// Test-only: shorter timeouts and connection cap ("header_ms=300,idle_ms=300,…",
+    /// see web/limits.rs), so the tests of the limits run fast. Hidden from --help.
+    #[arg(long, hide = true)]
+    test_limits: Option<String>,
 }
 
 /// What every handler shares.
@@ -103,6 +110,7 @@ pub fn router(app: Arc<App>) -> Router {
 /// Serves the console until Ctrl-C.
 pub fn serve(db: Db, a: &WebArgs) -> Result<()> {
     let (addr, token, loopback_only) = config(a)?;
+    let limits = limits::Limits::for_tests(a.test_limits.as_deref())?;
     let app = Arc::new(App { db, read_only: a.read_only, token, loopback_only });
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -119,11 +127,10 @@ pub fn serve(db: Db, a: &WebArgs) -> Result<()> {
             if app.token.is_some() { "token required" } else { "loopback only" },
             if app.read_only { ", read-only" } else { "" }
         );
-        axum::serve(listener, router(app))
-            .with_graceful_shutdown(async {
-                let _ = tokio::signal::ctrl_c().await;
-            })
-            .await
-            .map_err(|e| Error::new(Status::Io, format!("web server: {e}")))
+        server::run(listener, router(app), limits, async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await;
+        Ok(())
     })
 }
