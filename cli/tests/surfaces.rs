@@ -3,10 +3,12 @@
 //! and those are the library's (`robotmem::limits`). The clap side is also
 //! checked by introspection in `src/request/tests.rs`.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
+
+#[path = "common/web.rs"]
+mod web_server;
 
 use robotmem::limits;
 use serde_json::{json, Value};
@@ -45,33 +47,9 @@ fn filled() -> (tempfile::TempDir, std::path::PathBuf) {
 
 /// `GET path` on a web console of `db`: (status, JSON body), for each path.
 fn web(db: &Path, paths: &[&str]) -> Vec<(u16, Value)> {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_robotmem"))
-        .arg("--db")
-        .arg(db)
-        .args(["--no-embeddings", "web", "--bind", "127.0.0.1:0"])
-        .env_remove("ROBOTMEM_WEB_TOKEN")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
-    let addr = line.split("http://").nth(1).and_then(|r| r.split('/').next()).unwrap().to_string();
-    let replies = paths
-        .iter()
-        .map(|p| {
-            let mut c = TcpStream::connect(&addr).unwrap();
-            write!(c, "GET {p} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").unwrap();
-            let mut raw = String::new();
-            c.read_to_string(&mut raw).unwrap();
-            let (head, body) = raw.split_once("\r\n\r\n").unwrap();
-            let code = head.split(' ').nth(1).unwrap().parse().unwrap();
-            (code, serde_json::from_str(body).unwrap_or_else(|e| panic!("{p}: {e}: {body}")))
-        })
-        .collect();
-    let _ = child.kill();
-    let _ = child.wait();
-    replies
+    // The server keeps a directory alive with it; the database stays in the caller's.
+    let s = web_server::serve(tempfile::tempdir().unwrap(), db, &[], None);
+    paths.iter().map(|p| web_server::get(&s, p)).map(|r| (r.code, r.json())).collect()
 }
 
 /// MCP: the handshake, then `calls` (method, params) in order; their results.
