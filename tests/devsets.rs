@@ -65,6 +65,11 @@ struct Run {
     embedded: usize,
     /// Per query, its kind (`""` where the set has none).
     kinds: Vec<String>,
+    /// Recalled with `group_similar`: a hit counts when its own memory is gold.
+    grouped: bool,
+    /// Grouped recalls whose gold is only among a hit's folded ids (hidden
+    /// behind another text).
+    hidden: usize,
 }
 
 impl Run {
@@ -77,6 +82,8 @@ impl Run {
             lines: Vec::new(),
             embedded: 0,
             kinds: Vec::new(),
+            grouped: false,
+            hidden: 0,
         }
     }
 }
@@ -149,7 +156,7 @@ fn recall_all(db: &Db, run: &mut Run, set: &Devset, learned: &Learned, gold: &[V
     for &qi in queries {
         let q = &set.queries[qi];
         let r = db
-            .recall(&RecallRequest { query: &q.question, n: N, ..Default::default() })
+            .recall(&RecallRequest { query: &q.question, n: N, group_similar: run.grouped, ..Default::default() })
             .unwrap_or_else(|e| panic!("{} {mode}: recall {:?}: {e}", set.name, q.question));
         *run.modes.entry(r.mode.as_str()).or_default() += 1;
         run.embedded += (r.query_vector == QueryVector::Embedded) as usize;
@@ -168,6 +175,10 @@ fn recall_all(db: &Db, run: &mut Run, set: &Devset, learned: &Learned, gold: &[V
                 }
             }
             ranked.push(&set.memories[*gold_member.unwrap_or(&members[0])].unit);
+        }
+        let is_gold = |id: &i64| learned.members[id].iter().any(|m| g.binary_search(m).is_ok());
+        if first.is_none() && r.hits.iter().any(|h| h.similar.iter().any(is_gold)) {
+            run.hidden += 1;
         }
         run.first.push(first);
         run.kinds.push(q.kind.clone());
@@ -212,6 +223,9 @@ fn evaluate(name: &str) -> Option<(LearnedAll, Run, Run)> {
     let sample = query_sample(set.queries.len());
     let mut tuner_file = None;
     let (mut b, mut h) = (Run::new("bm25_only"), Run::new("hybrid"));
+    // ROBOTMEM_DEVSETS_GROUPED=1: also the hybrid handle with group_similar, to
+    // measure grouping on text nobody here wrote (docs/QUALITY.md).
+    let mut grouped = env_flag("ROBOTMEM_DEVSETS_GROUPED").then(|| Run { grouped: true, ..Run::new("grouped") });
     let mut all = LearnedAll { memories: set.memories.len(), stored: 0, dups: HashMap::new(), embedded: 0 };
     let mut learn_s = 0.0;
     for (_store, memories, queries) in set.stores() {
@@ -253,6 +267,9 @@ fn evaluate(name: &str) -> Option<(LearnedAll, Run, Run)> {
         recall_all(&bm25, &mut b, &set, &learned, &gold, &queries);
         if model.is_some() {
             recall_all(&learner, &mut h, &set, &learned, &gold, &queries);
+            if let Some(g) = &mut grouped {
+                recall_all(&learner, g, &set, &learned, &gold, &queries);
+            }
         }
         drop((bm25, learner));
         drop(tmp);
@@ -289,6 +306,14 @@ fn evaluate(name: &str) -> Option<(LearnedAll, Run, Run)> {
             run.via_merge
         );
         write_results(&set, run);
+    }
+    if let (Some(g), Some(h)) = (&grouped, &h) {
+        let (m, d) = (metrics(&g.first), paired_ci(&rr10(&g.first), &rr10(&h.first)));
+        let _ = writeln!(
+            out,
+            "{name:6} grouped    {:7}  {:.4}  {:.4}  {:.4}  {:.4}   MRR@10 vs hybrid {:+.4} [{:+.4}, {:+.4}]; gold hidden behind another text in {} queries",
+            g.first.len(), m[0], m[1], m[2], m[3], d.0, d.1, d.2, g.hidden
+        );
     }
     print!("{out}");
     assert!(b.modes.keys().all(|m| *m == "bm25_only" || *m == "scan"), "bm25 handle: {}", modes(&b));
