@@ -60,19 +60,29 @@ step "premise: ONNX Runtime started with telemetry on, a write under HOME, a soc
 # process exits depends on the machine (it runs on a background thread and looks at
 # containers and CI variables), so the probe also does each of those things itself:
 # the premise is that the audit sees them, not that ONNX Runtime does them here.
-probe='import os, socket, tempfile, onnxruntime
+# It also looks itself up in the user database (glibc may ask nscd or systemd-userdb
+# over a local socket: a name-service lookup, not network, and not reported) and
+# connects a local socket to somewhere else (reported).
+probe='import os, pwd, socket, tempfile, onnxruntime
 open(os.path.join(os.path.expanduser("~"), "probe-home"), "w").write("x")
 tempfile.NamedTemporaryFile(prefix="probe-tmp", delete=False).close()
-socket.socket(socket.AF_INET, socket.SOCK_DGRAM).close()'
+socket.socket(socket.AF_INET, socket.SOCK_DGRAM).close()
+pwd.getpwuid(os.getuid())
+try:
+    socket.socket(socket.AF_UNIX).connect(os.path.join(os.path.expanduser("~"), "probe-ipc"))
+except OSError:
+    pass'
 traced premise "$venv/bin/python" -c "$probe" || fail "python could not run the probe (import onnxruntime)"
 findings=$(python3 "$audit" "$log" --cwd "$repo" --allow "$repo" --allow "$tmp" || true)
 echo "$findings" | cut -c1-160 | head -6 | sed 's/^/  seen: /'
 grep -q '^telemetry ' <<<"$findings" || fail "the audit did not see ONNX Runtime loaded with telemetry on"
 grep -q "^write .*$home/probe-home" <<<"$findings" || fail "the audit did not see the probe's write under HOME"
-grep -q '^network ' <<<"$findings" || fail "the audit did not see the probe's socket"
+grep -q '^network .*AF_INET' <<<"$findings" || fail "the audit did not see the probe's socket"
+grep -q '^network .*probe-ipc' <<<"$findings" || fail "the audit did not see the probe's local socket to elsewhere"
+if grep -E '^network .*(nscd|userdb)' <<<"$findings"; then fail "the audit reported a name-service lookup as network"; fi
 leftovers "$tmp" | grep -q '^probe-tmp' || fail "the probe's file in TMPDIR was not found by the leftover check"
 ort_own=$(grep -c "^write .*$home/.cache/Microsoft" <<<"$findings" || true)
-echo "caught: telemetry on, the write under HOME, the socket, $(leftovers "$tmp" | tr '\n' ' ')left in TMPDIR" \
+echo "caught: telemetry on, the write under HOME, the socket, the local socket, $(leftovers "$tmp" | tr '\n' ' ')left in TMPDIR" \
   "(ONNX Runtime's own writes under HOME on this machine: $ort_own)"
 
 step "scripts/fetch-model.sh into a fresh model directory: empty HOME and TMPDIR, no network"

@@ -9,7 +9,11 @@ The log must come from
          network,open,openat,creat,mkdir,mkdirat,rename,renameat,renameat2,link,
          linkat,symlink,symlinkat,unlink,unlinkat,rmdir,truncate
 started in DIR (--cwd). It reports, one line each, and exits 1 if there is any:
-  network   any network system call (socket, connect, sendto, ...) of any process
+  network   any network system call (socket, connect, sendto, ...) of any process,
+            except glibc's name-service lookups: a local (AF_UNIX) socket that
+            connects only to the name service cache (nscd) or systemd's user
+            database (`getpwuid` and friends do that where nsswitch.conf says so);
+            a local socket connected anywhere else is reported
   write     a file or directory created, opened for writing, truncated, renamed,
             linked or removed outside every --allow directory (and /dev/null)
   telemetry a process that loaded ONNX Runtime (libonnxruntime*.so or the Python
@@ -36,6 +40,11 @@ NETWORK = {
     "setsockopt", "getsockopt", "shutdown",
 }
 WRITE_FLAGS = ("O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC")
+# Local sockets glibc's name service (getpwnam, getgrgid, ...) connects to: nscd's and
+# systemd-userdb's. Nothing leaves the machine through them.
+NAME_SERVICE = re.compile(r"^(/var)?/run/(nscd/socket|systemd/userdb/[^/]+)$")
+SOCKET_INODE = re.compile(r"^\d+<(?:socket|UNIX(?:-STREAM)?):\[(\d+)")
+SUN_PATH = re.compile(r'sun_path=' + STR)
 ORT_LIBRARY = re.compile(r"(^|/)(libonnxruntime[^/]*\.so[^/]*|onnxruntime_pybind11_state[^/]*\.so)$")
 
 
@@ -67,6 +76,25 @@ def join_lines(path):
             yield pid, text
 
 
+def name_service(name, args, ret, tail, local_sockets):
+    """True for a call of glibc's name-service lookup: creating a local socket, or
+    using one whose every address (if any) is a name-service socket."""
+    if name == "socket":
+        ino = SOCKET_INODE.match(f"{ret}{tail.strip()}")
+        if args.startswith("AF_UNIX,") and ino:
+            local_sockets.add(ino.group(1))
+            return True
+        return False
+    ino = SOCKET_INODE.match(args)
+    if not ino or ino.group(1) not in local_sockets:
+        return False
+    paths = [unescape(m) for m in SUN_PATH.findall(args)]
+    if all(NAME_SERVICE.match(p) for p in paths):
+        return True
+    local_sockets.discard(ino.group(1))
+    return False
+
+
 class Proc:
     def __init__(self, cwd, env):
         self.cwd, self.env = cwd, env
@@ -79,6 +107,7 @@ def resolve(base, p):
 def audit(log, cwd, allow):
     allow = [os.path.normpath(a) for a in allow] + ["/dev/null"]
     procs = {}
+    local_sockets = set()  # inodes of AF_UNIX sockets that only ever reached the name service
     first = None
     findings = []
 
@@ -104,7 +133,8 @@ def audit(log, cwd, allow):
         name, args, ret, tail = m.group(1), m.group(2), m.group(3), m.group(4)
         ok = ret != "?" and not ret.startswith("-")
         if name in NETWORK:
-            findings.append(f"network   pid {pid}: {text[:300]}")
+            if not name_service(name, args, ret, tail, local_sockets):
+                findings.append(f"network   pid {pid}: {text[:300]}")
             continue
         if not ok:
             continue
