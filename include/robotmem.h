@@ -31,9 +31,9 @@
 #include <stdint.h>
 
 #define RM_VERSION_MAJOR 0
-#define RM_VERSION_MINOR 4
+#define RM_VERSION_MINOR 5
 #define RM_VERSION_PATCH 0
-#define RM_VERSION_STRING "0.4.0"
+#define RM_VERSION_STRING "0.5.0"
 
 
 // Confidence of a new perception (spec 000: the column default 0.9). Sensor data
@@ -370,6 +370,12 @@ typedef struct rm_open_options {
   // and words (up to inflection) as a stored one is its duplicate. Default 0.85;
   // above 1 turns the cosine layer off.
   double cosine_dedup;
+  // Open the file read-only: it must exist and hold a robotmem database of this
+  // version, and nothing is written to it (no schema upgrade, no access counts,
+  // no index copies at rm_close(), no lock file); every write returns
+  // RM_READ_ONLY and rm_recall() records no access. Works on a file this process
+  // may not write. Not with ":memory:". Default false.
+  bool read_only;
 } rm_open_options;
 
 // Result of rm_embedding_status(). Free with rm_embedding_info_free().
@@ -674,7 +680,7 @@ extern "C" {
 // Errors: RM_INVALID_ARGUMENT if `opts` is NULL. Thread-safe.
 rm_status rm_open_options_init(struct rm_open_options *opts);
 
-// Opens (creating if needed) a database and writes a new handle to `*out_db`.
+// Opens (creating if needed, unless read_only) a database and writes a new handle to `*out_db`.
 //
 // `opts` may be NULL for all defaults. Several handles, in one or several
 // processes, may open the same file. The strings in `opts` are copied.
@@ -687,7 +693,10 @@ rm_status rm_open_options_init(struct rm_open_options *opts);
 // Errors: RM_INVALID_ARGUMENT (NULL out_db, an option outside its range, named with
 // its value), RM_IO (cannot create or open the file, a directory at the path, a
 // directory robotmem cannot write its -wal/-shm files into), RM_CORRUPT (not a
-// robotmem database; the file is not modified), RM_SCHEMA_TOO_NEW, RM_BUSY.
+// robotmem database, or not an SQLite file; the file is not modified),
+// RM_SCHEMA_TOO_NEW, RM_BUSY; with read_only: RM_IO when the file does not exist,
+// RM_READ_ONLY when its schema is older than this version (open it read-write
+// once to upgrade it).
 // Thread-safe.
 // Ownership: the caller owns the handle and must pass it to rm_close().
 rm_status rm_open(const struct rm_open_options *opts,

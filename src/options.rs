@@ -88,6 +88,14 @@ pub struct OpenOptions {
     /// as an existing one is reported as its duplicate. Default 0.85; a value
     /// above 1 turns the cosine layer off.
     pub cosine_dedup: f64,
+    /// Open the file read-only: it must exist and hold a robotmem database of this
+    /// schema version, and nothing is written to it — no schema upgrade, no access
+    /// counts or recall statistics, no index snapshots, no lock file, no change of
+    /// permissions. Every write returns [`crate::Status::ReadOnly`]. Works on a file
+    /// this process may not write (mode 0444, a read-only mount). SQLite may still
+    /// make its empty `-wal` and `-shm` beside a file left without them, when the
+    /// directory is writable. Not for in-memory databases. Default false.
+    pub read_only: bool,
 }
 
 impl Default for OpenOptions {
@@ -109,6 +117,7 @@ impl Default for OpenOptions {
             embed_threads: 2,
             embed_batch: 32,
             cosine_dedup: 0.85,
+            read_only: false,
         }
     }
 }
@@ -163,6 +172,9 @@ impl OpenOptions {
             if !(1..=max).contains(&v) {
                 return Err(Error::invalid(format!("{field} {v} is out of range 1-{max}")));
             }
+        }
+        if self.read_only && self.location == Location::InMemory {
+            return Err(Error::invalid("read_only: an in-memory database cannot be opened read-only"));
         }
         if self.default_collection.trim().is_empty() {
             return Err(Error::invalid("default_collection must not be blank"));

@@ -157,7 +157,7 @@ impl Db {
                 Err(e) => (None, e.message),
             },
         };
-        if let Some(e) = &embedder {
+        if let Some(e) = embedder.as_ref().filter(|_| !store.read_only()) {
             if store.read(vectors::stamp)?.is_none() {
                 store.write(&crate::store::NoHooks, |tx| vectors::adopt(tx, e.stamp()))?;
             }
@@ -251,7 +251,7 @@ impl Db {
     /// open the rebuild. Once per handle.
     fn save_snapshots(&self) {
         let in_memory = self.opts.location == crate::options::Location::InMemory;
-        if !in_memory && !self.saved.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        if !in_memory && !self.opts.read_only && !self.saved.swap(true, std::sync::atomic::Ordering::Relaxed) {
             let _ = self.write(|tx| {
                 self.index.save(tx, SNAPSHOT_MIN_CHANGES)?;
                 self.columns.save(tx, SNAPSHOT_MIN_CHANGES)?;
@@ -314,14 +314,19 @@ impl Db {
             if let Some((id, row)) = session {
                 row.ensure_active(id)?;
             }
-            let now = now();
-            let new = d.row(d.cls.category, d.cls.confidence, self.opts.decay_rate, &now);
-            let id = memory::insert(tx, &new)?;
-            memory::set_auto_tags(tx, id, &d.cls.tags)?;
-            memory::add_user_tags(tx, id, &d.user_tags)?;
-            let embedded = vec_ok && self.store_embedding(tx, id, d.collection, d.vector.as_ref())?;
-            Ok(Stored { id, duplicate: None, embedded })
+            self.insert_draft(tx, d, vec_ok, &now())
         }
+    }
+
+    /// Inserts a checked, deduplicated draft as learned (or perceived) at `at`,
+    /// with its classification, tags and vector (when `vec_ok`).
+    fn insert_draft(&self, tx: &Connection, d: &Draft, vec_ok: bool, at: &str) -> Result<Stored> {
+        let new = d.row(d.cls.category, d.cls.confidence, self.opts.decay_rate, at);
+        let id = memory::insert(tx, &new)?;
+        memory::set_auto_tags(tx, id, &d.cls.tags)?;
+        memory::add_user_tags(tx, id, &d.user_tags)?;
+        let embedded = vec_ok && self.store_embedding(tx, id, d.collection, d.vector.as_ref())?;
+        Ok(Stored { id, duplicate: None, embedded })
     }
 
     /// Stores an experience, unless an equivalent one exists (then reports it).

@@ -83,6 +83,9 @@ impl Db {
     /// Records one recall and its hits. A listing (mode `Scan`: a query with no
     /// word, such as `"*"`) is not a search and is not counted as a recall.
     pub(super) fn record_recall(&self, hits: &[Hit], mode: SearchMode) {
+        if self.opts.read_only {
+            return; // nothing is written through a read-only handle, not even access counts
+        }
         let at = now();
         let pending = {
             let mut t = self.touches.lock();

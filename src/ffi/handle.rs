@@ -115,6 +115,12 @@ pub struct rm_open_options {
     /// and words (up to inflection) as a stored one is its duplicate. Default 0.85;
     /// above 1 turns the cosine layer off.
     pub cosine_dedup: f64,
+    /// Open the file read-only: it must exist and hold a robotmem database of this
+    /// version, and nothing is written to it (no schema upgrade, no access counts,
+    /// no index copies at rm_close(), no lock file); every write returns
+    /// RM_READ_ONLY and rm_recall() records no access. Works on a file this process
+    /// may not write. Not with ":memory:". Default false.
+    pub read_only: bool,
 }
 
 /// Fills `opts` with the defaults.
@@ -143,13 +149,14 @@ pub unsafe extern "C" fn rm_open_options_init(opts: *mut rm_open_options) -> rm_
                 embed_threads: d.embed_threads,
                 embed_batch: d.embed_batch,
                 cosine_dedup: d.cosine_dedup,
+                read_only: d.read_only,
             })
         };
         Ok(())
     })
 }
 
-/// Opens (creating if needed) a database and writes a new handle to `*out_db`.
+/// Opens (creating if needed, unless read_only) a database and writes a new handle to `*out_db`.
 ///
 /// `opts` may be NULL for all defaults. Several handles, in one or several
 /// processes, may open the same file. The strings in `opts` are copied.
@@ -162,7 +169,10 @@ pub unsafe extern "C" fn rm_open_options_init(opts: *mut rm_open_options) -> rm_
 /// Errors: RM_INVALID_ARGUMENT (NULL out_db, an option outside its range, named with
 /// its value), RM_IO (cannot create or open the file, a directory at the path, a
 /// directory robotmem cannot write its -wal/-shm files into), RM_CORRUPT (not a
-/// robotmem database; the file is not modified), RM_SCHEMA_TOO_NEW, RM_BUSY.
+/// robotmem database, or not an SQLite file; the file is not modified),
+/// RM_SCHEMA_TOO_NEW, RM_BUSY; with read_only: RM_IO when the file does not exist,
+/// RM_READ_ONLY when its schema is older than this version (open it read-write
+/// once to upgrade it).
 /// Thread-safe.
 /// Ownership: the caller owns the handle and must pass it to rm_close().
 #[no_mangle]
@@ -196,6 +206,7 @@ pub unsafe extern "C" fn rm_open(opts: *const rm_open_options, out_db: *mut *mut
             o.embed_threads = c.embed_threads;
             o.embed_batch = c.embed_batch;
             o.cosine_dedup = c.cosine_dedup;
+            o.read_only = c.read_only;
         }
         let db = Db::open(o)?;
         let handle = NEXT_HANDLE.fetch_add(0x10, Ordering::Relaxed);

@@ -122,6 +122,7 @@ impl Store {
         alone: bool,
         mut f: impl FnMut(&Connection) -> Result<T> + Send,
     ) -> Result<T> {
+        self.writable()?;
         let mut value: Option<T> = None;
         let mut run = |c: &Connection| -> Result<()> {
             value = Some(f(c)?);

@@ -51,14 +51,36 @@ struct ConnConfig {
     durability: Durability,
     /// Largest file size in bytes; writes beyond it fail with `Status::Full`.
     max_bytes: Option<u64>,
+    /// Opened read-only (`OpenOptions::read_only`): every connection is, and no
+    /// write is attempted.
+    read_only: bool,
+    /// Read-only in a directory this process may not write, with no `-wal`
+    /// beside the file: SQLite cannot make its shared-memory index there, so the
+    /// file is read as immutable (no locks; see [`open_connection`]).
+    immutable: bool,
+}
+
+impl ConnConfig {
+    /// Read-write, no limits: for a connection that only checks the file.
+    fn plain() -> ConnConfig {
+        ConnConfig {
+            busy_timeout: Duration::ZERO,
+            durability: Durability::Normal,
+            max_bytes: None,
+            read_only: false,
+            immutable: false,
+        }
+    }
 }
 
 impl Store {
     pub fn open(opts: &OpenOptions) -> Result<Store> {
-        let config = ConnConfig {
+        let mut config = ConnConfig {
             busy_timeout: Duration::from_millis(opts.busy_timeout_ms as u64),
             durability: opts.durability,
             max_bytes: opts.max_db_bytes,
+            read_only: opts.read_only,
+            immutable: false,
         };
         let path = match &opts.location {
             Location::InMemory => None,
@@ -66,14 +88,20 @@ impl Store {
             Location::Path(p) => Some(p.clone()),
         };
         if let Some(p) = &path {
-            prepare_file(p, opts.location == Location::Default)?;
+            if config.read_only {
+                check_exists(p)?;
+                config.immutable = !writable(parent_dir(p)) && !Path::new(&format!("{}-wal", p.display())).exists();
+            } else {
+                prepare_file(p, opts.location == Location::Default)?;
+            }
+            check_sqlite_header(p)?;
             check_not_truncated(p)?;
             if opts.verify {
                 verify::verify_untouched(p, config.busy_timeout)?;
             }
         }
         let writer = match &path {
-            Some(p) => open_connection(p)?,
+            Some(p) => open_connection(p, config)?,
             None => Connection::open_in_memory()?,
         };
         // Until the open has succeeded, closing must not checkpoint a log into the file.
@@ -82,8 +110,11 @@ impl Store {
         // Reading the header first: a non-SQLite file fails here, before anything is written.
         let header = retry_busy(config.busy_timeout, || schema::header(&writer))?;
         schema::check_openable(&header)?;
+        if config.read_only {
+            schema::check_readable(&header)?;
+        }
         let version = header.user_version;
-        if path.is_some() {
+        if path.is_some() && !config.read_only {
             // Switching to WAL (and WAL recovery) can report SQLITE_BUSY at once, without the
             // busy handler, while another process opens the same new file.
             let mode: String = retry_busy(config.busy_timeout, || {
@@ -97,12 +128,14 @@ impl Store {
             writer: Mutex::new(writer),
             queue: Default::default(),
             readers: path.as_ref().map(|_| Mutex::new(Vec::new())),
-            turns: path.as_deref().map(order::Turns::new),
+            turns: path.as_deref().filter(|_| !config.read_only).map(order::Turns::new),
             path,
             config,
         };
         let prepared = (|| {
-            if version < schema::SCHEMA_VERSION {
+            if config.read_only {
+                Ok(())
+            } else if version < schema::SCHEMA_VERSION {
                 store.write(&NoHooks, |tx| {
                     schema::migrate(tx)?;
                     schema::sync_tag_meta(tx)
@@ -121,7 +154,9 @@ impl Store {
             }
             return Err(e);
         }
-        store.writer.lock().set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, false)?;
+        if !config.read_only {
+            store.writer.lock().set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, false)?;
+        }
         Ok(store)
     }
 
@@ -135,7 +170,7 @@ impl Store {
         let conn = match pool.lock().pop() {
             Some(c) => c,
             None => {
-                let c = open_connection(self.path.as_deref().expect("file store has a path"))?;
+                let c = open_connection(self.path.as_deref().expect("file store has a path"), self.config)?;
                 configure(&c, self.config)?;
                 c
             }
@@ -156,6 +191,9 @@ impl Store {
 
     /// Runs `f` with the writer connection only if it is free right now.
     pub fn try_write<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Option<Result<T>> {
+        if let Err(e) = self.writable() {
+            return Some(Err(e));
+        }
         let conn = self.writer.try_lock()?;
         Some((|| {
             let tx = Transaction::new_unchecked(&conn, TransactionBehavior::Immediate)?;
@@ -169,11 +207,31 @@ impl Store {
         self.path.as_deref()
     }
 
+    /// Whether the store was opened read-only.
+    pub fn read_only(&self) -> bool {
+        self.config.read_only
+    }
+
+    /// `Status::ReadOnly` when the store was opened read-only.
+    pub(crate) fn writable(&self) -> Result<()> {
+        if !self.config.read_only {
+            return Ok(());
+        }
+        let path = self.path.as_deref().map(|p| p.display().to_string()).unwrap_or_default();
+        Err(Error::new(
+            Status::ReadOnly,
+            format!("{path} was opened read-only: nothing is written through this handle"),
+        ))
+    }
+
     /// Copies the write-ahead log into the database file now (what SQLite also tries
     /// when the last connection closes, without telling anyone if it fails). Another
     /// connection reading is not an error (it, or the next writer, copies the rest).
     pub fn checkpoint(&self) -> Result<()> {
         let Some(path) = &self.path else { return Ok(()) };
+        if self.config.read_only {
+            return Ok(());
+        }
         let conn = self.writer.lock();
         let result: Result<(i64, i64)> =
             conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| Ok((r.get(1)?, r.get(2)?))).map_err(Error::from);
@@ -220,19 +278,67 @@ fn default_path() -> Result<PathBuf> {
     Ok(PathBuf::from(home).join(".robotmem").join("memory.db"))
 }
 
+/// The directory holding `path` (`.` for a bare file name).
+fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
+}
+
+/// Refuses a blank path and a directory.
+fn check_path(path: &Path) -> Result<()> {
+    if path.to_str().is_some_and(|p| p.trim().is_empty()) || path.as_os_str().is_empty() {
+        return Err(Error::invalid("path is empty or blank"));
+    }
+    if path.is_dir() {
+        return Err(Error::new(Status::Io, format!("{} is a directory, not a database file", path.display())));
+    }
+    Ok(())
+}
+
+/// For a read-only open: the file must be there (nothing is created).
+fn check_exists(path: &Path) -> Result<()> {
+    check_path(path)?;
+    match std::fs::metadata(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Error::new(
+            Status::Io,
+            format!("no database file at {} (a read-only open does not create one)", path.display()),
+        )),
+        Err(e) => Err(io_error("cannot read", path, e)),
+    }
+}
+
+/// Refuses a file that is not empty and does not start with SQLite's header,
+/// before SQLite reads it ("file is not a database" does not say which file, or
+/// what to do).
+fn check_sqlite_header(path: &Path) -> Result<()> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).map_err(|e| io_error("cannot read", path, e))?;
+    let mut head = Vec::with_capacity(16);
+    f.by_ref().take(16).read_to_end(&mut head).map_err(|e| io_error("cannot read", path, e))?;
+    if head.is_empty() || head == b"SQLite format 3\0" {
+        return Ok(());
+    }
+    Err(Error::new(
+        Status::Corrupt,
+        format!(
+            "{} is not a robotmem database: it is not an SQLite file (it does not start with SQLite's header). \
+             Is the path right? (the file was not modified)",
+            path.display()
+        ),
+    ))
+}
+
 /// Creates the default directory (0700) and a missing database file (0600).
 fn prepare_file(path: &Path, create_dir: bool) -> Result<()> {
     use std::fs;
     #[cfg(unix)]
     use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 
-    if path.to_str().is_some_and(|p| p.trim().is_empty()) || path.as_os_str().is_empty() {
-        return Err(Error::invalid("path is empty or blank"));
-    }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
+    check_path(path)?;
+    let dir = parent_dir(path);
     if create_dir {
         let mut b = fs::DirBuilder::new();
         b.recursive(true);
@@ -243,9 +349,6 @@ fn prepare_file(path: &Path, create_dir: bool) -> Result<()> {
         // readable by others (0755 by an old umask, by hand) is closed again.
         #[cfg(unix)]
         tighten(dir, 0o700)?;
-    }
-    if path.is_dir() {
-        return Err(Error::new(Status::Io, format!("{} is a directory, not a database file", path.display())));
     }
     let mut o = fs::OpenOptions::new();
     o.write(true).create_new(true);
@@ -350,10 +453,22 @@ fn io_error(what: &str, path: &Path, e: std::io::Error) -> Error {
 /// (`file:robot.db?mode=ro` opening read-only, `?mode=memory` a memory database);
 /// prefixing `./` keeps it the file of that name, which the checks before opening
 /// (creation, truncation) looked at too.
-fn open_connection(path: &Path) -> Result<Connection> {
-    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+///
+/// Read-only, where SQLite could not make the `-shm` index a WAL file needs (a
+/// directory this process may not write, no `-wal` there), the file is opened as
+/// an `immutable=1` URI built from the path (every byte that is not unreserved
+/// percent-encoded): read without locks, which holds because no writer can be
+/// logging into it (a writer would need that `-wal`).
+fn open_connection(path: &Path, c: ConnConfig) -> Result<Connection> {
+    let access = if c.read_only { OpenFlags::SQLITE_OPEN_READ_ONLY } else { OpenFlags::SQLITE_OPEN_READ_WRITE };
+    let flags = access | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let literal = if path.is_relative() { Path::new(".").join(path) } else { path.to_path_buf() };
-    Connection::open_with_flags(&literal, flags).map_err(|e| {
+    let opened = if c.immutable {
+        Connection::open_with_flags(immutable_uri(&literal), flags | OpenFlags::SQLITE_OPEN_URI)
+    } else {
+        Connection::open_with_flags(&literal, flags)
+    };
+    opened.map_err(|e| {
         let mut err = Error::from(e);
         if err.status == Status::Internal {
             err.status = Status::Io;
@@ -361,6 +476,20 @@ fn open_connection(path: &Path) -> Result<Connection> {
         err.message = format!("cannot open {}: {}", path.display(), err.message);
         err
     })
+}
+
+/// `file:` URI of `path` with `immutable=1`.
+fn immutable_uri(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut uri = String::from("file:");
+    for &b in path.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            uri.push(b as char);
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    uri + "?immutable=1"
 }
 
 fn configure(conn: &Connection, c: ConnConfig) -> Result<()> {

@@ -342,6 +342,28 @@ pub fn check_openable(h: &Header) -> Result<()> {
     Ok(())
 }
 
+/// For a read-only open, which cannot create or upgrade: the file must already
+/// hold a robotmem database of this schema version.
+pub fn check_readable(h: &Header) -> Result<()> {
+    if h.user_version == 0 && h.tables == 0 {
+        return Err(Error::new(
+            Status::Corrupt,
+            "the file is empty: not a robotmem database yet (a read-only open does not create one)",
+        ));
+    }
+    if h.user_version < SCHEMA_VERSION {
+        return Err(Error::new(
+            Status::ReadOnly,
+            format!(
+                "the database has schema version {}, older than this robotmem's ({SCHEMA_VERSION}): open it once \
+                 read-write to upgrade it (the read-only open changed nothing)",
+                h.user_version
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Whether `tag_meta` holds exactly the tag tree of this build.
 pub fn tag_meta_in_sync(conn: &Connection) -> Result<bool> {
     let n: i64 = conn.query_row("SELECT count(*) FROM tag_meta", [], |r| r.get(0))?;

@@ -51,7 +51,7 @@ pub(super) fn verify_untouched(path: &Path, busy_timeout: Duration) -> Result<()
 /// A read-write connection (exclusive locks need one) that writes nothing: no
 /// checkpoint at close, queries only, no busy wait.
 fn open_quiet(path: &Path) -> Result<Connection> {
-    let conn = super::open_connection(path)?;
+    let conn = super::open_connection(path, super::ConnConfig::plain())?;
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
     conn.busy_timeout(Duration::ZERO)?;
     conn.execute_batch("PRAGMA query_only = 1;")?;

@@ -65,6 +65,7 @@ static void test_options_defaults(void) {
     CHECK_OK(rm_open_options_init(&o));
     CHECK(o.path == NULL && o.default_collection == NULL && o.busy_timeout_ms == 5000);
     CHECK(o.durability == RM_DURABILITY_FULL && o.rrf_k == 60.0 && o.decay_rate == 0.01);
+    CHECK(!o.read_only);
     CHECK_OK(rm_recall_options_init(&r));
     CHECK(r.n == 5 && r.min_confidence == 0.3 && r.context_filter == NULL && r.spatial_sort == NULL);
     CHECK_OK(rm_perception_options_init(&p));
@@ -367,6 +368,32 @@ static void test_two_handles(rm_db *db, const char *path) {
     CHECK_OK(rm_close(other));
 }
 
+/* read_only: reads work, recall records no access, every write is RM_READ_ONLY. */
+static void test_read_only(const char *path, int64_t id) {
+    rm_open_options o;
+    rm_db *ro = NULL;
+    rm_memory_result *before = NULL, *after = NULL;
+    rm_learn_result *l = NULL;
+    rm_recall_result *r;
+    CHECK_OK(rm_open_options_init(&o));
+    o.path = path;
+    o.embeddings = false;
+    o.read_only = true;
+    CHECK_OK(rm_open(&o, &ro));
+    CHECK_OK(rm_get_memory(ro, id, &before));
+    r = test_recall(ro, "grip force sensor calibrated", 5);
+    CHECK(r->count >= 1 && r->hits[0].memory.id == id);
+    rm_recall_result_free(r);
+    CHECK_OK(rm_get_memory(ro, id, &after));
+    CHECK(after->memory.access_count == before->memory.access_count);
+    CHECK_STATUS(rm_learn(ro, "a read-only handle stores nothing", NULL, &l), RM_READ_ONLY);
+    CHECK(l == NULL);
+    CHECK_STATUS(rm_flush(ro), RM_READ_ONLY);
+    CHECK_OK(rm_close(ro));
+    rm_memory_result_free(before);
+    rm_memory_result_free(after);
+}
+
 int main(void) {
     test_db_path p;
     rm_db *db;
@@ -400,6 +427,7 @@ int main(void) {
     r = recall_opts(db, "grasp mug", "filters", 5, "{\"task.success\": true}", NULL);
     CHECK(r->count == 5);
     CHECK_OK(rm_close(db));
+    test_read_only(p.path, id_a);
     /* Results outlive the handle. */
     CHECK_STREQ(m->memory.content, "grip_force=12.5N works best because the sensor was calibrated");
     CHECK(r->hits[4].memory.content != NULL && r->hits[4].memory.id > 0);

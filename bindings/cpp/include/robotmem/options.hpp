@@ -78,6 +78,10 @@ struct OpenOptions {
     /// words (up to inflection) as a stored one is its duplicate; above 1 turns the
     /// cosine layer off. nullopt: 0.85.
     std::optional<double> cosine_dedup;
+    /// Open the file read-only: it must exist; nothing is written to it (no access
+    /// counts, no index copies at close, no lock file); every write fails with
+    /// Status::ReadOnly and recall records no access. Not with ":memory:". nullopt: false.
+    std::optional<bool> read_only;
 
     /// Options for a private in-memory database (path ":memory:"). May throw std::bad_alloc.
     static OpenOptions in_memory() { return file(":memory:"); }

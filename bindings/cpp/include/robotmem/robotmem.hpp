@@ -390,6 +390,7 @@ private:
         if (o.embed_threads) c.embed_threads = *o.embed_threads;
         if (o.embed_batch) c.embed_batch = *o.embed_batch;
         if (o.cosine_dedup) c.cosine_dedup = *o.cosine_dedup;
+        if (o.read_only) c.read_only = *o.read_only;
         rm_db* h = nullptr;
         const rm_status st = rm_open(&c, &h);
         if (st != RM_OK) return f.from_c(st);
