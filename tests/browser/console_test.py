@@ -12,6 +12,7 @@ import json
 import math
 import os
 import re
+import urllib.parse
 import subprocess
 import sys
 import time
@@ -225,6 +226,14 @@ def main():
         rows = d.find_elements(By.CSS_SELECTOR, "table.memories tr.row")
         check(len(rows) == 1 and "8 ms" in rows[0].text, "search in the lab-b collection finds its memory")
         check(d.find_element(By.ID, "search-count").text.startswith("1 of 1 match"), "one of one match")
+        # A spatial sort over a misspelt field: a warning naming it and the field that has coordinates.
+        spatial = urllib.parse.quote('{"field": "spatial.pso", "target": [3, 0, 0]}')
+        d.get(base + f"/#/search?q=red+cup+grasp&spatial={spatial}")
+        wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, ".search-warning")))
+        warning = d.find_element(By.CSS_SELECTOR, ".search-warning").text
+        check("spatial.pso" in warning and "spatial.pos" in warning, f"spatial warning names the fields ({warning!r})")
+        check("dist –" in d.find_element(By.CSS_SELECTOR, "table.memories tr.row").text, "no distance shown as a dash")
+        shot("search-spatial-warning")
 
         d.get(base + f"/#/memory/{grip}")
         ready(f"#/memory/{grip}")

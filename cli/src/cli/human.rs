@@ -65,8 +65,12 @@ fn hit_line(out: &mut String, h: &Hit) {
     if let Some(c) = h.cosine {
         let _ = write!(why, " cos {c:.2}");
     }
-    if let Some(d) = h.distance {
-        let _ = write!(why, " dist {d:.3}");
+    match h.distance {
+        Some(d) if d.is_finite() => {
+            let _ = write!(why, " dist {d:.3}");
+        }
+        Some(_) => why.push_str(" dist -"), // no coordinates of the target's dimension there
+        None => {}
     }
     if !h.matched {
         why.push_str(" (filter only)");

@@ -34,6 +34,11 @@ pub struct Args {
     /// Print the library's JSON renderings (one document) instead of text.
     #[arg(long, global = true)]
     pub json: bool,
+    /// Open the database read-only: nothing is written (recall records no access)
+    /// and writes fail. get, list, stats, sessions, status, doctor, export and
+    /// `web --read-only` always do; so does any command on a file this user may not write.
+    #[arg(long, global = true)]
+    read_only: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -108,11 +113,100 @@ enum SessionAction {
     End(request::EndSession),
 }
 
-fn open(a: &Args) -> Result<Db> {
+impl Command {
+    /// Commands that only read: they open the file read-only, so they never create
+    /// a file at a mistyped path and never change one (not even access counts).
+    fn only_reads(&self) -> bool {
+        match self {
+            Command::Get { .. }
+            | Command::Status
+            | Command::List(_)
+            | Command::Stats
+            | Command::Sessions(_)
+            | Command::Doctor { .. }
+            | Command::Export(_) => true,
+            Command::Web(w) => w.read_only,
+            _ => false,
+        }
+    }
+
+    /// Commands whose purpose is a write (on a read-only file they only fail).
+    fn writes(&self) -> bool {
+        matches!(
+            self,
+            Command::Learn(_)
+                | Command::Perceive(_)
+                | Command::Forget(_)
+                | Command::Update(_)
+                | Command::Session { .. }
+                | Command::Import(_)
+                | Command::Reembed { .. }
+                | Command::Sync(_)
+        )
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            Command::Learn(_) => "learn",
+            Command::Perceive(_) => "perceive",
+            Command::Forget(_) => "forget",
+            Command::Update(_) => "update",
+            Command::Session { .. } => "session",
+            Command::Import(_) => "import",
+            Command::Reembed { .. } => "reembed",
+            Command::Mcp(_) => "mcp",
+            Command::Sync(_) => "sync",
+            Command::Web(_) => "web",
+            _ => "this command",
+        }
+    }
+}
+
+/// How the file at the chosen path was opened.
+struct Opened {
+    db: Db,
+    /// Opened read-only because this user may not write the file (not asked for).
+    unwritable: Option<String>,
+}
+
+fn db_path(a: &Args) -> Option<PathBuf> {
+    match &a.db {
+        Some(p) if p.as_os_str() == ":memory:" => None,
+        Some(p) => Some(p.clone()),
+        None => std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".robotmem").join("memory.db")),
+    }
+}
+
+/// Why this process may not write the existing database at `path` (file or
+/// directory permissions, a read-only mount), or `None` when it may.
+fn not_writable(path: &std::path::Path) -> Option<String> {
+    use std::os::unix::ffi::OsStrExt;
+    let denied = |p: &std::path::Path, mode: libc::c_int| {
+        let Ok(c) = std::ffi::CString::new(p.as_os_str().as_bytes()) else { return false };
+        // SAFETY: a NUL-terminated path; access() only reads it.
+        unsafe { libc::access(c.as_ptr(), mode) != 0 }
+    };
+    if !path.exists() {
+        return None;
+    }
+    if denied(path, libc::W_OK) {
+        return Some("this user may not write it".into());
+    }
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+    let wal = PathBuf::from(format!("{}-wal", path.display()));
+    (!wal.exists() && denied(dir, libc::W_OK | libc::X_OK))
+        .then(|| format!("this user may not create its -wal beside it in {}", dir.display()))
+}
+
+fn open(a: &Args) -> Result<Opened> {
+    let path = db_path(a);
+    let asked = a.read_only || a.command.only_reads();
+    let unwritable = if asked { None } else { path.as_deref().and_then(not_writable) };
     let mut o = match &a.db {
         Some(p) => OpenOptions::path(p),
         None => OpenOptions::default(),
     };
+    o.read_only = asked || unwritable.is_some();
     o.model_dir = a.model_dir.clone();
     o.ort_library = a.ort_library.clone();
     o.embeddings = !a.no_embeddings;
@@ -120,7 +214,18 @@ fn open(a: &Args) -> Result<Db> {
         DurabilityArg::Full => Durability::Full,
         DurabilityArg::Normal => Durability::Normal,
     };
-    Db::open(o)
+    match Db::open(o) {
+        Ok(db) => Ok(Opened { db, unwritable }),
+        Err(e) if asked && path.as_deref().is_some_and(|p| !p.exists()) => Err(Error::new(
+            e.status,
+            format!(
+                "no database at {}: {} only reads and does not create one (check --db)",
+                path.as_deref().map(|p| p.display().to_string()).unwrap_or_default(),
+                if a.read_only { "--read-only" } else { "this command" }
+            ),
+        )),
+        Err(e) => Err(e),
+    }
 }
 
 /// Runs one subcommand.
@@ -128,7 +233,26 @@ pub fn run(a: Args) -> Result<()> {
     if let Command::Hub { action } = &a.command {
         return crate::sync::hub(action, a.json);
     }
-    let db = open(&a)?;
+    let Opened { db, unwritable } = open(&a)?;
+    let path = db_path(&a).map(|p| p.display().to_string()).unwrap_or_default();
+    if let Some(why) = &unwritable {
+        if !a.json && !a.command.writes() {
+            eprintln!(
+                "robotmem: note: {path} is opened read-only ({why}): nothing is written, recall records no access"
+            );
+        }
+    }
+    // A write refused because the file is not writable says so, not "opened read-only".
+    let explain = |e: Error| match &unwritable {
+        Some(why) if e.status == Status::ReadOnly => {
+            Error::new(e.status, format!("{path} is read-only ({why}): {} cannot write it", a.command.name()))
+        }
+        _ => e,
+    };
+    run_on(&a, db).map_err(explain)
+}
+
+fn run_on(a: &Args, db: Db) -> Result<()> {
     let out = |v: Value, text: String| {
         if a.json {
             println!("{v}");
@@ -152,6 +276,11 @@ pub fn run(a: Args) -> Result<()> {
         }
         Command::Recall(r) => {
             let o = request::recall(&db, r)?;
+            if !a.json {
+                for w in o.json["warnings"].as_array().into_iter().flatten() {
+                    eprintln!("robotmem: warning: {}", w.as_str().unwrap_or_default());
+                }
+            }
             out(o.json, human::recall(&o.data));
         }
         Command::Get { id } => {

@@ -41,7 +41,7 @@ pub struct WebArgs {
     token: Option<String>,
     /// Serve no write endpoint (no edit, no forget).
     #[arg(long)]
-    read_only: bool,
+    pub(crate) read_only: bool,
     /// Test-only: shorter timeouts and connection cap ("header_ms=300,idle_ms=300,…",
     /// see web/limits.rs), so the tests of the limits run fast. Hidden from --help.
     #[arg(long, hide = true)]
@@ -111,7 +111,9 @@ pub fn router(app: Arc<App>) -> Router {
 pub fn serve(db: Db, a: &WebArgs) -> Result<()> {
     let (addr, token, loopback_only) = config(a)?;
     let limits = limits::Limits::for_tests(a.test_limits.as_deref())?;
-    let app = Arc::new(App { db, read_only: a.read_only, token, loopback_only });
+    // A file this user may not write is served read-only too (the library opened it so).
+    let read_only = a.read_only || db.options().read_only;
+    let app = Arc::new(App { db, read_only, token, loopback_only });
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

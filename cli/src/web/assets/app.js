@@ -307,12 +307,13 @@ async function search(q) {
   const r = await api("/api/search?" + q.toString());
   const why = (m) => el("td", { class: "muted" },
     `score ${fmt(m._rrf_score, 3)}`, m._lexical !== undefined ? ` · bm25 ${fmt(m._lexical)}` : "", m._cosine !== undefined ? ` · cos ${fmt(m._cosine)}` : "",
-    m._distance !== undefined ? ` · dist ${fmt(m._distance, 3)}` : "", m._matched === false ? " · filter only" : "",
+    m._distance !== undefined ? ` · dist ${m._distance === null ? "–" : fmt(m._distance, 3)}` : "", m._matched === false ? " · filter only" : "",
     m._similar ? el("div", { class: "similar" }, `+ ${m._similar.length} similar: `,
       m._similar.slice(0, 12).flatMap((id) => [el("a", { href: `#/memory/${id}`, on: { click: (e) => e.stopPropagation() } }, `#${id}`), " "]), m._similar.length > 12 ? "…" : "") : null);
   show(el("h2", {}, "Search"), form,
     el("p", { class: "summary" }, el("strong", { id: "search-count" }, count(r)),
-      el("span", { id: "search-mode", class: "muted" }, `${grouped(r) ? ` · ${grouped(r)} memories shown, repeats grouped` : ""} · mode ${r.mode} · query vector ${r.query_vector} · ${fmt(r.query_ms)} ms`)),
+      el("span", { id: "search-mode", class: "muted" }, `${grouped(r) ? ` · the rows stand for ${grouped(r)} memories (repeats grouped)` : ""} · mode ${r.mode} · query vector ${r.query_vector} · ${fmt(r.query_ms)} ms`)),
+    (r.warnings || []).map((w) => el("p", { class: "warning search-warning" }, w)),
     memoryTable(r.memories, "why", why));
 }
 
