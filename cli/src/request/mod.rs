@@ -18,6 +18,7 @@ mod browse;
 mod memory;
 mod recall;
 mod session;
+mod spatial;
 #[cfg(test)]
 mod tests;
 

@@ -47,6 +47,8 @@ pub struct Recall {
 }
 
 /// Recalls; `n` outside 1–[`limits::MAX_RESULTS`] is refused on every surface.
+/// A spatial sort that measured no distance adds `warnings` (why, and which
+/// fields of the memories returned hold coordinates).
 pub fn recall(db: &Db, r: &Recall) -> Result<Reply<RecallResult>> {
     recall_as(db, r, true)
 }
@@ -67,7 +69,11 @@ fn recall_as(db: &Db, r: &Recall, record: bool) -> Result<Reply<RecallResult>> {
         group_similar: r.group_similar,
     };
     let data = if record { db.recall(&req)? } else { db.recall_unrecorded(&req)? };
-    Ok(Reply { json: render::recall(&data), data })
+    let mut json = render::recall(&data);
+    if let Some(w) = req.spatial_sort.and_then(|s| super::spatial::warning(s, &data.hits)) {
+        json["warnings"] = serde_json::json!([w]);
+    }
+    Ok(Reply { json, data })
 }
 
 /// [`recall`] with how many memories match the query (not only its filters):
