@@ -38,12 +38,21 @@ impl Db {
     /// index when one has a vector its cosine dedup will compare — both only up to
     /// the committed rev, never taking in the transaction's own writes (they are
     /// found by rev, and staged vectors by the vector index itself).
-    pub(super) fn sync_for_dedup(&self, tx: &Connection, drafts: &[super::Draft]) -> Result<()> {
+    pub(super) fn sync_for_dedup<'d, 'a: 'd>(
+        &self,
+        tx: &Connection,
+        drafts: impl IntoIterator<Item = &'d super::Draft<'a>>,
+    ) -> Result<()> {
         let committed = self.committed_rev();
-        if drafts.iter().any(|d| d.terms.numbers.is_empty() && !d.terms.set.is_empty()) {
+        let (mut words, mut vectors) = (false, false);
+        for d in drafts {
+            words |= d.terms.numbers.is_empty() && !d.terms.set.is_empty();
+            vectors |= d.vector.as_ref().and_then(Embedding::vector).is_some();
+        }
+        if words {
             self.index.sync_to(tx, committed)?;
         }
-        if drafts.iter().any(|d| d.vector.as_ref().and_then(Embedding::vector).is_some()) {
+        if vectors {
             match &self.embedder {
                 Some(e) if vectors::matches(tx, e.stamp())? => self.vindex.sync_to(tx, e.stamp(), committed)?,
                 _ => {}

@@ -10,6 +10,7 @@
 //! It keeps 16 bytes per memory (old id → new id) to point superseded memories
 //! at their replacements once the whole file is read.
 
+mod learned;
 mod record;
 #[cfg(test)]
 mod tests;
@@ -32,7 +33,7 @@ use crate::store::vectors;
 use crate::types::MemoryStatus;
 
 pub use record::{parse_stamp, FORMAT, VERSION};
-use record::{Line, MemoryIn, SessionIn};
+use record::{LearnIn, Line, MemoryIn, SessionIn};
 
 /// Longest line import reads: 4 MiB of perception data is 5.6 MiB of base64.
 pub const MAX_LINE_BYTES: usize = 8 * 1024 * 1024;
@@ -164,7 +165,10 @@ impl Db {
     }
 
     /// Reads JSON lines written by [`Db::export_each`] and stores what the database
-    /// does not hold yet; `on_line` hears of every line, in order. A bad line is
+    /// does not hold yet; `on_line` hears of every line, in order. A line without
+    /// `kind` is an experience to learn: `{"text": ..., "context"?, "session_id"?,
+    /// "collection"?, "tags"?, "time"?}` (a robot's log), stored as [`Db::learn`]
+    /// stores one (classified, deduplicated, embedded in batches) at its `time`. A bad line is
     /// reported and skipped (nothing of it is written); the import goes on.
     /// Returns `Err` only when it cannot go on: the input cannot be read, a header
     /// names a newer format (`Status::SchemaTooNew`), or the database fails; the
@@ -206,6 +210,7 @@ impl Db {
                     }
                     Ok(Line::Session(s)) => Item::Session(s),
                     Ok(Line::Memory(m)) => Item::Memory(m),
+                    Ok(Line::Learn(l)) => Item::Learn(l),
                     Err(e) if e.status == Status::SchemaTooNew => return Err(at_line(n, e)),
                     Err(e) => Item::Done(LineOutcome::Error(e)),
                 },
@@ -319,6 +324,7 @@ enum Item {
     Done(LineOutcome),
     Session(Box<SessionIn>),
     Memory(Box<MemoryIn>),
+    Learn(Box<LearnIn>),
 }
 
 /// The state of one import.
@@ -356,17 +362,39 @@ impl<F: FnMut(u64, &LineOutcome)> Import<'_, F> {
         }
         let db = self.db;
         // Drafts (validation, classification, hashes) outside the write lock.
-        let drafts: Vec<Option<Result<Draft>>> = items
+        let mut drafts: Vec<Option<Result<Draft>>> = items
             .iter()
             .map(|(_, it)| match it {
                 Item::Memory(m) => Some(db.import_draft(m)),
+                Item::Learn(l) => Some(db.learn_draft(l)),
                 _ => None,
             })
             .collect();
+        // The lines to learn are embedded together, as learn_batch embeds.
+        let learning: Vec<usize> =
+            (0..items.len()).filter(|&i| matches!((&items[i].1, &drafts[i]), (Item::Learn(_), Some(Ok(_))))).collect();
+        let texts: Vec<&str> = learning
+            .iter()
+            .filter_map(|&i| match &items[i].1 {
+                Item::Learn(l) => Some(l.text.as_str()),
+                _ => None,
+            })
+            .collect();
+        for (&i, v) in learning.iter().zip(db.embed_passages(&texts)) {
+            if let Some(Ok(d)) = &mut drafts[i] {
+                d.vector = v;
+            }
+        }
         let stamp = self.stamp.as_ref();
         let wants_vectors = items.iter().any(|(_, it)| matches!(it, Item::Memory(m) if m.vector.is_some()));
+        let mut made = 0u64;
         let outcomes = db.write(|tx| {
+            made = 0;
             let keep = wants_vectors && db.keep_vectors(tx, stamp)?;
+            if !learning.is_empty() {
+                let learned = learning.iter().filter_map(|&i| drafts[i].as_ref().and_then(|d| d.as_ref().ok()));
+                db.sync_for_dedup(tx, learned)?;
+            }
             let mut out = Vec::with_capacity(items.len());
             for ((_, item), draft) in items.iter().zip(&drafts) {
                 out.push(match (item, draft) {
@@ -377,11 +405,20 @@ impl<F: FnMut(u64, &LineOutcome)> Import<'_, F> {
                         Ok(LineOutcome::Session { id: s.row.id.clone(), stored })
                     })?,
                     (Item::Memory(m), Some(Ok(d))) => db.in_savepoint(tx, |tx| db.import_memory(tx, m, d, keep))?,
-                    (Item::Memory(_), None) => return Err(Error::internal("an imported memory has no draft")),
+                    (Item::Learn(l), Some(Ok(d))) => {
+                        let mut n = 0;
+                        let o = db.in_savepoint(tx, |tx| db.import_learned(tx, l, d, &mut n))?;
+                        made += n * u64::from(matches!(o, LineOutcome::Memory { .. } | LineOutcome::Duplicate { .. }));
+                        o
+                    }
+                    (Item::Memory(_) | Item::Learn(_), None) => {
+                        return Err(Error::internal("an imported memory has no draft"))
+                    }
                 });
             }
             Ok(out)
         })?;
+        self.sum.sessions += made;
         for ((line, item), outcome) in items.iter().zip(outcomes) {
             self.account(*line, item, outcome);
         }
@@ -417,6 +454,16 @@ impl<F: FnMut(u64, &LineOutcome)> Import<'_, F> {
             (LineOutcome::Duplicate { existing_id }, Some(m)) => {
                 s.duplicates += 1;
                 map(m.id, existing_id);
+                LineOutcome::Duplicate { existing_id }
+            }
+            (LineOutcome::Memory { id, vector }, None) => {
+                s.memories += 1;
+                s.vectors += vector as u64;
+                s.waiting_for_vector += !vector as u64;
+                LineOutcome::Memory { id, vector }
+            }
+            (LineOutcome::Duplicate { existing_id }, None) => {
+                s.duplicates += 1;
                 LineOutcome::Duplicate { existing_id }
             }
             (LineOutcome::Session { id, stored }, _) => {

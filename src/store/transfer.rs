@@ -124,6 +124,17 @@ pub fn tags_by_source(conn: &Connection, id: i64) -> Result<(Vec<String>, Vec<St
     Ok((auto, user))
 }
 
+/// Stretches the span of session `id` to include `at`, if `client_type` made it
+/// (the sessions an import makes for a log's episodes).
+pub fn widen_session(conn: &Connection, id: &str, client_type: &str, at: &str) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE sessions SET created_at = min(created_at, ?3), ended_at = max(coalesce(ended_at, ?3), ?3)
+         WHERE external_id = ?1 AND client_type = ?2",
+    )?
+    .execute(rusqlite::params![id, client_type, at])?;
+    Ok(())
+}
+
 /// Stores a session row and its outcomes unless a session of that id exists;
 /// returns whether it was stored.
 pub fn insert_session(conn: &Connection, s: &SessionRecord, outcomes: &[Outcome]) -> Result<bool> {

@@ -257,7 +257,7 @@ fn summary_text(s: &ImportSummary, name: &str, duplicates: &[Value]) -> String {
     }
     if s.vectors > 0 {
         t += &format!(
-            "  {} kept (model {})\n",
+            "  {} stored (model {})\n",
             count(s.vectors, "vector", "vectors"),
             s.db_model.as_deref().unwrap_or("?")
         );

@@ -25,7 +25,26 @@ pub enum Line {
     Header(Header),
     Session(Box<SessionIn>),
     Memory(Box<MemoryIn>),
+    /// A line without `kind`: an experience to learn (see [`learn_line`]).
+    Learn(Box<LearnIn>),
 }
+
+/// A minimal line, `{"text": ..., "context"?, "session_id"?, "collection"?,
+/// "tags"?, "time"?}`: stored as `learn` stores an experience (classified,
+/// deduplicated, embedded), at `time` when given.
+pub struct LearnIn {
+    pub text: String,
+    /// The context as learn takes it: a JSON object's text, or free text.
+    pub context: Option<String>,
+    pub session_id: Option<String>,
+    pub collection: Option<String>,
+    pub tags: Vec<String>,
+    /// When it happened (RFC 3339, stored as UTC milliseconds); `None`: now.
+    pub time: Option<String>,
+}
+
+/// The fields a minimal line may have.
+const LEARN_FIELDS: [&str; 6] = ["text", "context", "session_id", "collection", "tags", "time"];
 
 pub struct Header {
     /// The stamp of the model whose vectors the file holds (only when it holds vectors).
@@ -129,12 +148,40 @@ pub fn parse(text: &str, stamp: Option<&ModelStamp>) -> Result<Line> {
     let v: Value = serde_json::from_str(text).map_err(|e| Error::invalid(format!("not valid JSON: {e}")))?;
     let Value::Object(obj) = v else { return Err(Error::invalid("a line must be a JSON object")) };
     let f = Fields(&obj);
+    if !obj.contains_key("kind") {
+        return learn_line(&f).map(|l| Line::Learn(Box::new(l)));
+    }
     match f.str("kind")? {
         "header" => header(&f).map(Line::Header),
         "session" => session(&f).map(|s| Line::Session(Box::new(s))),
         "memory" => memory(&f, stamp).map(|m| Line::Memory(Box::new(m))),
         k => Err(Error::invalid(format!("kind {k:?} is not one of header, session, memory"))),
     }
+}
+
+/// A line without `kind`: only [`LEARN_FIELDS`], `text` required.
+fn learn_line(f: &Fields) -> Result<LearnIn> {
+    if let Some(k) = f.0.keys().find(|k| !LEARN_FIELDS.contains(&k.as_str())) {
+        return Err(Error::invalid(format!(
+            "{k:?} is not a field of a line to learn ({}; a line of an export has \"kind\")",
+            LEARN_FIELDS.join(", ")
+        )));
+    }
+    let text = limits::required_text("text", f.str("text")?, 1, MAX_CONTENT_CHARS)?.to_string();
+    let context = match f.get("context") {
+        None => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(v @ Value::Object(_)) => Some(v.to_string()),
+        Some(v) => return Err(Error::invalid(format!("context must be an object or a string (got {})", kind_of(v)))),
+    };
+    Ok(LearnIn {
+        text,
+        context,
+        session_id: f.opt_str("session_id")?.map(str::to_string),
+        collection: f.opt_str("collection")?.map(str::to_string),
+        tags: f.strs("tags")?.into_iter().map(str::to_string).collect(),
+        time: f.opt_time("time")?,
+    })
 }
 
 fn header(f: &Fields) -> Result<Header> {

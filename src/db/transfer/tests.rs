@@ -175,3 +175,55 @@ fn vectors_keep_their_model() {
     let (sum, _) = import(&c, &file);
     assert_eq!((sum.vectors, sum.vectors_dropped, sum.waiting_for_vector), (0, 1, 1));
 }
+
+#[test]
+fn minimal_lines_are_learned() {
+    let db = open();
+    let known = learn(&db, "the left camera needs recalibration after transport", None);
+    let log = [
+        r#"{"text": "grasp the red cup with 12.5N force succeeded", "context": {"task": {"success": true}}, "session_id": "ep-1", "time": "2026-03-01T10:00:00+02:00"}"#,
+        r#"{"text": "dropped the cup when the force was 4N", "context": "kitchen counter", "session_id": "ep-1", "time": "2026-03-01T10:05:00Z", "tags": ["Grip Test"]}"#,
+        r#"{"text": "the left camera needs recalibration after transport"}"#,
+        r#"{"text": "avoid the wet floor area near the sink", "collection": "lab"}"#,
+        r#"{"text": "x", "robot": "r1"}"#,
+        r#"{"text": "", "session_id": "ep-2"}"#,
+        r#"{"text": "fine", "time": "yesterday"}"#,
+        r#"{"text": "fine", "context": 3}"#,
+    ]
+    .join("\n");
+    let (sum, seen) = import(&db, &log);
+    assert_eq!((sum.memories, sum.duplicates, sum.errors, sum.sessions), (3, 1, 4, 1), "{seen:?}");
+    let id = |n: u64| match &seen[n as usize - 1].1 {
+        LineOutcome::Memory { id, .. } => *id,
+        o => panic!("line {n}: {o:?}"),
+    };
+    assert_eq!(seen[2].1, LineOutcome::Duplicate { existing_id: known }, "learn's dedup applies");
+    let first = db.get(id(1)).unwrap();
+    assert_eq!(first.created_at, "2026-03-01T08:00:00.000Z", "the line's time, in UTC");
+    assert_eq!(first.session_id.as_deref(), Some("ep-1"));
+    assert!(first.context.contains(r#""success":true"#), "{}", first.context);
+    let second = db.get(id(2)).unwrap();
+    assert_ne!(first.category, "", "classified as learn classifies");
+    assert!(second.context.contains("kitchen counter"), "{}", second.context);
+    assert!(db.tags(id(2)).unwrap().iter().any(|t| t == "grip_test"));
+    assert_eq!(db.get(id(4)).unwrap().collection, "lab");
+    // The session made for the log's episode spans its lines' times.
+    let page = db.sessions(0, 10).unwrap();
+    let ep = page.sessions.iter().find(|s| s.session_id == "ep-1").expect("session ep-1 made");
+    assert_eq!(
+        (ep.created_at.as_str(), ep.ended_at.as_deref()),
+        ("2026-03-01T08:00:00.000Z", Some("2026-03-01T10:05:00.000Z"))
+    );
+    let messages: Vec<String> = seen[4..]
+        .iter()
+        .map(|(_, o)| match o {
+            LineOutcome::Error(e) => e.message.clone(),
+            o => panic!("{o:?}"),
+        })
+        .collect();
+    assert!(messages[0].starts_with("line 5: ") && messages[0].contains("\"robot\" is not a field"), "{messages:?}");
+    assert!(messages[1].contains("text"), "{messages:?}");
+    assert!(messages[2].contains("time") && messages[2].contains("RFC 3339"), "{messages:?}");
+    assert!(messages[3].contains("context must be an object or a string"), "{messages:?}");
+    assert!(recall_texts(&db, "red cup force").iter().any(|t| t.contains("12.5N")));
+}
