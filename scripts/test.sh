@@ -17,6 +17,7 @@ run_tmp=$(mktemp -d "${TMPDIR:-/tmp}/robotmem-test-run.XXXXXX")
 export TMPDIR="$run_tmp"
 finish() {
   local rc=$?
+  stage_times
   if [ "$rc" -eq 0 ] && [ -n "$(ls -A "$run_tmp")" ]; then
     echo "FAILED: the test run left files in its temporary directory (tests must clean up):" >&2
     ls -A "$run_tmp" | head -20 >&2
@@ -27,47 +28,64 @@ finish() {
 }
 trap finish EXIT
 
-echo "== Gates: cargo fmt --check (rustfmt.toml) and clippy -D warnings over every crate and target"
+# stage NAME: prints the heading; the time of each stage is listed at the end
+# (and when a stage fails), so a CI log shows where the minutes go.
+stage_names=() stage_starts=()
+stage() {
+  stage_names+=("$1") stage_starts+=("$SECONDS")
+  echo "== $1"
+}
+stage_times() {
+  local i n=${#stage_names[@]} end
+  ((n)) || return 0
+  echo "== Time per stage (s; whole run $SECONDS s)"
+  for ((i = 0; i < n; i++)); do
+    end=$([ $((i + 1)) -lt "$n" ] && echo "${stage_starts[$((i + 1))]}" || echo "$SECONDS")
+    printf '%6d  %s\n' "$((end - stage_starts[i]))" "${stage_names[i]:0:90}"
+  done
+}
+
+stage "Gates: cargo fmt --check (rustfmt.toml) and clippy -D warnings over every crate and target"
 cargo fmt --all -- --check || { echo "FAILED: cargo fmt --check (run cargo fmt --all)" >&2; exit 1; }
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
-echo "== Embedding model + ONNX Runtime from PyPI (pinned), Python reference embeddings"
+stage "Embedding model + ONNX Runtime from PyPI (pinned), Python reference embeddings"
 bash scripts/fetch-model.sh
-echo "== The script steps that start ONNX Runtime, with an empty HOME and TMPDIR under strace (scripts/ort-isolation-test.sh)"
+stage "The script steps that start ONNX Runtime, with an empty HOME and TMPDIR under strace (scripts/ort-isolation-test.sh)"
 bash scripts/ort-isolation-test.sh
 # Tests that need the model fail instead of skipping when it is missing.
 export ROBOTMEM_REQUIRE_MODEL=1
 
-echo "== Rust tests"
+stage "Rust tests"
 cargo test --locked
-echo "== The robotmem command (cli/: subcommands over the real binary, web console over loopback HTTP)"
+stage "The robotmem command (cli/: subcommands over the real binary, web console over loopback HTTP)"
 cargo test --locked -p robotmem-cli
-echo "== Web console in headless chromium (Selenium; scripts/browser-test.sh)"
+stage "Web console in headless chromium (Selenium; scripts/browser-test.sh)"
 bash scripts/browser-test.sh
-echo "== MCP server with the official Python and TypeScript SDKs as clients (scripts/mcp-clients-test.sh)"
+stage "MCP server with the official Python and TypeScript SDKs as clients (scripts/mcp-clients-test.sh)"
 bash scripts/mcp-clients-test.sh
 
-echo "== Fleet sync against a real PostgreSQL 15 (scripts/fleet-test.sh: initdb + pg_ctl on 127.0.0.1, TLS, faults)"
+stage "Fleet sync against a real PostgreSQL 15 (scripts/fleet-test.sh: initdb + pg_ctl on 127.0.0.1, TLS, faults)"
 bash scripts/fleet-test.sh
 
-echo "== Retrieval quality on real text (../shared/data; tests/devsets.rs, ignored in debug builds: 11 min there, 2 in release)"
+stage "Retrieval quality on real text (../shared/data; tests/devsets.rs, ignored in debug builds: 11 min there, 2 in release)"
 ROBOTMEM_REQUIRE_DEVSETS=1 cargo test --release --locked --test devsets -- --nocapture
-echo "== The same with the English model (MiniLM, the option for English-only fleets; docs/QUALITY.md)"
+stage "The same with the English model (MiniLM, the option for English-only fleets; docs/QUALITY.md)"
 ROBOTMEM_REQUIRE_DEVSETS=1 ROBOTMEM_DEVSETS_MODEL=all-MiniLM-L6-v2-int8 \
   cargo test --release --locked --test devsets -- --nocapture
-echo "== Compact Unigram tokenizer vs tokenizers' own, over every real text (tests/unigram.rs; the debug run samples)"
+stage "Compact Unigram tokenizer vs tokenizers' own, over every real text (tests/unigram.rs; the debug run samples)"
 ROBOTMEM_REQUIRE_DEVSETS=1 cargo test --release --locked --test unigram -- --nocapture
 
-echo "== CMake package, C and C++ tests, consumer"
+stage "CMake package, C and C++ tests, consumer"
 bash scripts/cmake-test.sh
 
-echo "== C and C++ tests under AddressSanitizer + UBSan"
+stage "C and C++ tests under AddressSanitizer + UBSan"
 bash scripts/sanitize-test.sh
 
-echo "== colcon: library package + ament_cmake consumer (colcon build/test)"
+stage "colcon: library package + ament_cmake consumer (colcon build/test)"
 bash scripts/colcon-test.sh
 
-echo "== ROS 2: robotmem_msgs (rosidl, Jazzy PyPI wheels) + robotmem_ros node logic + rclpy loopback smoke"
+stage "ROS 2: robotmem_msgs (rosidl, Jazzy PyPI wheels) + robotmem_ros node logic + rclpy loopback smoke"
 bash scripts/ros2-interfaces.sh
 
-echo "== All tests passed; checking that they left no temporary files"
+stage "All tests passed; checking that they left no temporary files"
