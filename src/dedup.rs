@@ -27,7 +27,7 @@ use crate::error::Result;
 use crate::fingerprint::{Terms, JACCARD_THRESHOLD};
 use crate::search::text::TextIndex;
 use crate::search::vector::Nearest;
-use crate::store::memory;
+use crate::store::memory::{self, not_expired};
 use crate::types::{DupMethod, Duplicate};
 
 /// Exact layer: an active memory with the same hash in the collection.
@@ -76,17 +76,19 @@ pub fn near(
     // writes, plus the rows this transaction wrote since (a batch's earlier items).
     let synced = index.rev().unwrap_or(-1);
     let mut ids = index.near_duplicates(collection, &terms.order, (lo, hi), max_missing(n));
-    let mut own = conn.prepare_cached(
+    let mut own = conn.prepare_cached(concat!(
         "SELECT id FROM memories INDEXED BY idx_mem_rev WHERE rev > ?1 AND collection = ?2 AND numbers_sig = ''
-           AND term_count BETWEEN ?3 AND ?4 AND status = 'active' AND type = 'fact'",
-    )?;
+               AND term_count BETWEEN ?3 AND ?4 AND status = 'active' AND type = 'fact' AND ",
+        not_expired!()
+    ))?;
     for id in own.query_map(params![synced, collection, lo, hi], |r| r.get(0))? {
         ids.push(id?);
     }
-    let mut st = conn.prepare_cached(
+    let mut st = conn.prepare_cached(concat!(
         "SELECT terms, content FROM memories WHERE id = ?1 AND collection = ?2 AND numbers_sig = ''
-           AND status = 'active' AND type = 'fact'",
-    )?;
+               AND status = 'active' AND type = 'fact' AND ",
+        not_expired!()
+    ))?;
     for id in ids {
         if id != exclude {
             let row: Option<(String, String)> =
@@ -115,11 +117,12 @@ fn facts_with_numbers(
     exclude: i64,
     mut f: impl FnMut(i64, &str, &str) -> Result<()>,
 ) -> Result<()> {
-    let mut st = conn.prepare_cached(
+    let mut st = conn.prepare_cached(concat!(
         "SELECT id, terms, content FROM memories INDEXED BY idx_mem_dedup
-         WHERE collection = ?1 AND numbers_sig = ?2 AND term_count BETWEEN ?3 AND ?4
-           AND status = 'active' AND type = 'fact' AND id != ?5",
-    )?;
+             WHERE collection = ?1 AND numbers_sig = ?2 AND term_count BETWEEN ?3 AND ?4
+               AND status = 'active' AND type = 'fact' AND id != ?5 AND ",
+        not_expired!()
+    ))?;
     let mut rows = st.query(params![collection, sig, counts.0, counts.1, exclude])?;
     while let Some(r) = rows.next()? {
         f(r.get(0)?, r.get_ref(1)?.as_str()?, r.get_ref(2)?.as_str()?)?;
@@ -180,9 +183,11 @@ pub fn cosine(
         })?;
         return Ok(best);
     }
-    let mut facts = conn.prepare_cached(
-        "SELECT terms, numbers_sig, content FROM memories WHERE id = ?1 AND status = 'active' AND type = 'fact' AND id != ?2",
-    )?;
+    let mut facts = conn.prepare_cached(concat!(
+        "SELECT terms, numbers_sig, content FROM memories WHERE id = ?1 AND status = 'active' AND type = 'fact'
+               AND id != ?2 AND ",
+        not_expired!()
+    ))?;
     for (similarity, id) in near.knn(vector, COSINE_NEIGHBOURS)? {
         let similarity = similarity as f64;
         if similarity <= threshold {

@@ -77,6 +77,40 @@ pub fn perception_metadata<'a>(field: &str, value: Option<&'a str>) -> Result<Op
 /// A point in time given from outside (import): RFC 3339, returned in the form
 /// every stored time has, UTC with milliseconds (`2026-03-09T10:30:00.123Z`), so
 /// stored times keep comparing as text.
+/// The current time as robotmem stores times (UTC, milliseconds).
+pub fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// Whether a stored time has passed (stored times sort as text).
+pub fn is_past(stamp: &str) -> bool {
+    *stamp <= *now()
+}
+
+/// Longest time to live: 100 years.
+pub const MAX_TTL_SECONDS: f64 = 100.0 * 365.25 * 86_400.0;
+
+/// The expiry of a new memory from a time to live in seconds or a time (RFC 3339),
+/// at most one of them; neither: `default_ttl` (the collection's), if any.
+pub fn expiry(ttl_seconds: Option<f64>, expires_at: Option<&str>, default_ttl: Option<f64>) -> Result<Option<String>> {
+    let ttl = |field: &str, s: f64| -> Result<String> {
+        if !(s.is_finite() && s > 0.0 && s <= MAX_TTL_SECONDS) {
+            return Err(Error::invalid(format!(
+                "{field} must be a number of seconds > 0 and at most {MAX_TTL_SECONDS} (100 years) (got {})",
+                show_f64(s)
+            )));
+        }
+        let at = chrono::Utc::now() + chrono::Duration::milliseconds((s * 1000.0).round() as i64);
+        Ok(at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+    };
+    match (ttl_seconds, expires_at.filter(|t| !t.trim().is_empty())) {
+        (Some(_), Some(_)) => Err(Error::invalid("give ttl_seconds or expires_at, not both")),
+        (Some(s), None) => ttl("ttl_seconds", s).map(Some),
+        (None, Some(t)) => timestamp("expires_at", t).map(Some),
+        (None, None) => default_ttl.map(|s| ttl("the collection's default ttl", s)).transpose(),
+    }
+}
+
 pub fn timestamp(field: &str, value: &str) -> Result<String> {
     chrono::DateTime::parse_from_rfc3339(value.trim())
         .map(|t| t.with_timezone(&chrono::Utc).to_rfc3339_opts(chrono::SecondsFormat::Millis, true))

@@ -96,6 +96,11 @@ pub struct OpenOptions {
     /// make its empty `-wal` and `-shm` beside a file left without them, when the
     /// directory is writable. Not for in-memory databases. Default false.
     pub read_only: bool,
+    /// Time to live, in seconds, of the memories learned or perceived in a
+    /// collection without `ttl_seconds` / `expires_at` of their own: collection
+    /// name → seconds (> 0, at most 100 years); the key `"*"` applies to every
+    /// collection not named. Empty (the default): no memory expires unless asked.
+    pub default_ttl: std::collections::BTreeMap<String, f64>,
 }
 
 impl Default for OpenOptions {
@@ -118,6 +123,7 @@ impl Default for OpenOptions {
             embed_batch: 32,
             cosine_dedup: 0.85,
             read_only: false,
+            default_ttl: Default::default(),
         }
     }
 }
@@ -143,6 +149,11 @@ impl OpenOptions {
     /// In-memory database, other fields default.
     pub fn in_memory() -> Self {
         OpenOptions { location: Location::InMemory, ..Default::default() }
+    }
+
+    /// The default time to live of new memories in `collection` (see `default_ttl`).
+    pub fn ttl_for(&self, collection: &str) -> Option<f64> {
+        self.default_ttl.get(collection).or_else(|| self.default_ttl.get("*")).copied()
     }
 
     /// Checks every field; the error names the field, its value and the range.
@@ -171,6 +182,14 @@ impl OpenOptions {
         for (field, v, max) in [("embed_threads", self.embed_threads, 64), ("embed_batch", self.embed_batch, 1024)] {
             if !(1..=max).contains(&v) {
                 return Err(Error::invalid(format!("{field} {v} is out of range 1-{max}")));
+            }
+        }
+        for (c, &s) in &self.default_ttl {
+            if !(s.is_finite() && s > 0.0 && s <= limits::MAX_TTL_SECONDS) {
+                return Err(Error::invalid(format!(
+                    "default_ttl[{c:?}] must be a number of seconds > 0 and at most 100 years (got {})",
+                    limits::show_f64(s)
+                )));
             }
         }
         if self.read_only && self.location == Location::InMemory {

@@ -36,6 +36,8 @@ pub fn memory(m: &Memory) -> Value {
         "last_accessed": m.last_accessed,
         "created_at": m.created_at,
         "updated_at": m.updated_at,
+        "expires_at": m.expires_at,
+        "expired": m.expired,
     });
     let obj = v.as_object_mut().expect("object literal");
     if let Some(data) = &m.perception_data {
@@ -201,7 +203,7 @@ pub fn memory_page(p: &MemoryPage) -> Value {
 /// [`crate::Db::stats`].
 pub fn stats(s: &Stats) -> Value {
     json!({
-        "memories": s.memories, "active": s.active, "superseded": s.superseded, "forgotten": s.invalidated,
+        "memories": s.memories, "active": s.active, "superseded": s.superseded, "forgotten": s.invalidated, "expired": s.expired,
         "by_type": counts(&s.by_type), "by_category": counts(&s.by_category), "by_perception": counts(&s.by_perception),
         "collections": s.collections.iter()
             .map(|c| json!({"collection": c.collection, "active": c.active, "total": c.total}))

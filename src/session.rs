@@ -159,9 +159,11 @@ struct Candidate {
 /// count, then the newest. The others are superseded (still readable by id).
 pub fn consolidate(conn: &Connection, session: &str, collection: &str, now: &str) -> Result<Consolidation> {
     let protected = classify::PROTECTED.map(|c| format!("'{c}'")).join(", ");
+    // An expired memory is not merged into (or kept as) a live one.
+    let live = crate::store::memory::not_expired!();
     let sql = format!(
         "SELECT id, category, confidence, access_count, content FROM memories
-         WHERE session_id = ?1 AND collection = ?2 AND status = 'active' AND type = 'fact'
+         WHERE session_id = ?1 AND collection = ?2 AND status = 'active' AND type = 'fact' AND {live}
            AND confidence < {CONSOLIDATION_MAX_CONFIDENCE} AND category NOT IN ({protected})
          ORDER BY category, id"
     );

@@ -110,6 +110,11 @@ pub struct Memory {
     pub last_accessed: Option<String>,
     pub created_at: String,
     pub updated_at: String,
+    /// When it expires (`None`: never). An expired memory leaves recall, listings
+    /// and dedup at that moment; it stays readable by id, its status unchanged.
+    pub expires_at: Option<String>,
+    /// Whether `expires_at` had passed when it was read.
+    pub expired: bool,
 }
 
 /// How a duplicate was recognised.
@@ -151,6 +156,11 @@ pub struct LearnRequest<'a> {
     pub session_id: Option<&'a str>,
     /// User tags (normalised: "Robot Arm" → "robot_arm"; at most 20), kept across updates.
     pub tags: &'a [&'a str],
+    /// Time to live in seconds (> 0, at most 100 years): the memory expires then.
+    pub ttl_seconds: Option<f64>,
+    /// Or when it expires (RFC 3339; a past time: expired at once). Neither: the
+    /// collection's default (`OpenOptions::default_ttl`), else never.
+    pub expires_at: Option<&'a str>,
 }
 
 /// What [`crate::Db::learn`] did.
@@ -186,6 +196,9 @@ pub struct PerceptionRequest<'a> {
     pub session_id: Option<&'a str>,
     /// User tags, as for learn.
     pub tags: &'a [&'a str],
+    /// Expiry, as for learn.
+    pub ttl_seconds: Option<f64>,
+    pub expires_at: Option<&'a str>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -478,6 +491,8 @@ pub struct Stats {
     pub superseded: i64,
     /// Forgotten memories.
     pub invalidated: i64,
+    /// Active memories whose expiry has passed (not counted in `active`).
+    pub expired: i64,
     /// Active memories per type, category and perception type, (name, count) sorted by name.
     pub by_type: Vec<(String, i64)>,
     pub by_category: Vec<(String, i64)>,

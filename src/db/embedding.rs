@@ -202,6 +202,8 @@ impl Db {
                 collection: req.collection,
                 session_id: req.session_id,
                 perception: None,
+                ttl_seconds: req.ttl_seconds,
+                expires_at: req.expires_at,
             };
             drafts.push(self.draft(MemoryKind::Fact, insight, fields).map_err(at)?);
         }

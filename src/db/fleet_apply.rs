@@ -259,8 +259,15 @@ impl Db {
             }
         };
         crate::limits::required_text("content", &c.content, 1, crate::limits::MAX_CONTENT_CHARS).ok()?;
-        let req =
-            DraftRequest { tags, context: Some(ctx), collection: Some(&c.collection), session_id: None, perception };
+        let req = DraftRequest {
+            tags,
+            context: Some(ctx),
+            collection: Some(&c.collection),
+            session_id: None,
+            perception,
+            ttl_seconds: None,
+            expires_at: None,
+        };
         let mut d = self.draft(kind, &c.content, req).ok()?;
         d.ctx_json = c.context.clone();
         Some(d)

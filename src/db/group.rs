@@ -83,6 +83,8 @@ mod tests {
             last_accessed: None,
             created_at: String::new(),
             updated_at: String::new(),
+            expires_at: None,
+            expired: false,
         };
         Hit { memory, score: 1.0, distance: None, matched: true, lexical: None, cosine: None, similar: Vec::new() }
     }

@@ -6,6 +6,7 @@
 
 mod browse;
 mod embedding;
+mod expiry;
 mod fleet;
 mod fleet_apply;
 mod group;
@@ -44,6 +45,10 @@ struct DraftRequest<'a> {
     collection: Option<&'a str>,
     session_id: Option<&'a str>,
     perception: Option<PerceptionParts<'a>>,
+    /// Time to live in seconds, or the expiry time (at most one; neither: the
+    /// collection's default, see `OpenOptions::default_ttl`).
+    ttl_seconds: Option<f64>,
+    expires_at: Option<&'a str>,
 }
 
 /// A new memory, validated, classified and hashed, ready for its write transaction.
@@ -61,6 +66,8 @@ struct Draft<'a> {
     terms: Terms,
     /// The text's embedding, when a model is loaded and it worked.
     vector: Option<Embedding>,
+    /// When it expires (stored-time format); `None`: never.
+    expires_at: Option<String>,
 }
 
 impl<'a> Draft<'a> {
@@ -85,6 +92,7 @@ impl<'a> Draft<'a> {
             is_real: self.is_real,
             terms: &self.terms,
             now,
+            expires_at: self.expires_at.as_deref(),
             remote: None,
         }
     }
@@ -138,7 +146,7 @@ impl crate::store::TxHooks for Db {
 
 /// Current UTC time as ISO 8601 with milliseconds (`2026-03-09T10:30:00.123Z`).
 pub fn now() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+    limits::now()
 }
 
 impl Db {
@@ -270,6 +278,7 @@ impl Db {
         let session = limits::optional_session(req.session_id)?;
         let ctx_text = limits::context("context", req.context)?;
         let user_tags = limits::user_tags(req.tags)?;
+        let expires_at = limits::expiry(req.ttl_seconds, req.expires_at, self.opts.ttl_for(collection))?;
         let (cls, source, hash) = match req.perception {
             None => (classify::classify(content, &ctx_text), classify::LEARN_SOURCE, fingerprint::fact_hash(content)),
             Some((t, data, meta)) => (
@@ -292,6 +301,7 @@ impl Db {
             hash,
             terms: Terms::of(content),
             vector: None,
+            expires_at,
         })
     }
 
@@ -338,6 +348,8 @@ impl Db {
             collection: req.collection,
             session_id: req.session_id,
             perception: None,
+            ttl_seconds: req.ttl_seconds,
+            expires_at: req.expires_at,
         };
         let mut d = self.draft(MemoryKind::Fact, insight, fields)?;
         d.vector = self.embed_passages(&[insight]).pop().flatten();
@@ -389,6 +401,8 @@ impl Db {
             collection: req.collection,
             session_id: req.session_id,
             perception: Some((ptype, req.data, metadata)),
+            ttl_seconds: req.ttl_seconds,
+            expires_at: req.expires_at,
         };
         let mut d = self.draft(MemoryKind::Perception, desc, fields)?;
         d.vector = self.embed_passages(&[desc]).pop().flatten();

@@ -232,8 +232,12 @@ impl Db {
             collection: Some(&m.collection),
             session_id: m.session_id.as_deref(),
             perception: m.perception.as_ref().map(|(t, d, meta)| (*t, d.as_deref(), meta.as_deref())),
+            ttl_seconds: None,
+            expires_at: None,
         };
         let mut d = self.draft(m.kind, &m.content, fields)?;
+        // The file's expiry exactly, none included (no collection default).
+        d.expires_at.clone_from(&m.expires_at);
         d.ctx_json.clone_from(&m.context);
         d.is_real = search::is_real_world(&m.context_map);
         d.user_tags.clone_from(&m.user_tags);

@@ -5,7 +5,7 @@
 use rusqlite::types::Value;
 use rusqlite::{params_from_iter, Connection, OptionalExtension};
 
-use super::memory::{self, COLUMNS};
+use super::memory::{self, not_expired, COLUMNS};
 use crate::error::Result;
 use crate::types::*;
 
@@ -31,7 +31,8 @@ fn filters(
     // A literal, not a parameter: `status = 'active'` lets SQLite use the partial
     // index of active memories (a count of 100k takes ~1 ms instead of a table scan).
     match req.status {
-        Some(MemoryStatus::Active) => clauses.push("status = 'active'"),
+        // An expired memory is listed only when every status is.
+        Some(MemoryStatus::Active) => clauses.push(concat!("status = 'active' AND ", not_expired!())),
         Some(MemoryStatus::Superseded) => clauses.push("status = 'superseded'"),
         Some(MemoryStatus::Invalidated) => clauses.push("status = 'invalidated'"),
         None => {}
@@ -113,9 +114,12 @@ pub fn meta_count(conn: &Connection, key: &str) -> Result<i64> {
 pub fn stats(conn: &Connection) -> Result<Stats> {
     let mut s = Stats::default();
     let mut days: Vec<(String, i64)> = Vec::new();
-    let mut st = conn.prepare_cached(
-        "SELECT status, type, category, collection, perception_type, substr(created_at, 1, 10), confidence FROM memories",
-    )?;
+    let mut st = conn.prepare_cached(concat!(
+        "SELECT CASE WHEN status = 'active' AND NOT ",
+        not_expired!(),
+        " THEN 'expired' ELSE status END,
+                    type, category, collection, perception_type, substr(created_at, 1, 10), confidence FROM memories"
+    ))?;
     let mut rows = st.query([])?;
     let mut collections: Vec<CollectionCount> = Vec::new();
     while let Some(r) = rows.next()? {
@@ -125,6 +129,7 @@ pub fn stats(conn: &Connection) -> Result<Stats> {
         match status {
             "active" => s.active += 1,
             "superseded" => s.superseded += 1,
+            "expired" => s.expired += 1,
             _ => s.invalidated += 1,
         }
         let collection = r.get_ref(3)?.as_str().unwrap_or("");
@@ -218,9 +223,10 @@ pub fn damaged(conn: &Connection, max: usize) -> Result<(Vec<i64>, i64)> {
 /// lesson category (postmortem, gotcha, root_cause) or a context whose
 /// `task.success` is false. Reads at most `window` rows (a range of ids).
 pub fn recent_failures(conn: &Connection, n: u32, window: i64) -> Result<Vec<Memory>> {
+    let live = not_expired!();
     let sql = format!(
         "SELECT {COLUMNS} FROM memories
-         WHERE id > (SELECT coalesce(max(id), 0) FROM memories) - ?1 AND status = 'active'
+         WHERE id > (SELECT coalesce(max(id), 0) FROM memories) - ?1 AND status = 'active' AND {live}
            AND (category IN ('postmortem', 'gotcha', 'root_cause')
                 OR (json_valid(context) AND json_extract(context, '$.task.success') = 0
                     AND json_type(context, '$.task.success') = 'false'))

@@ -8,6 +8,15 @@ use crate::fingerprint;
 use crate::text;
 use crate::types::{Memory, MemoryKind, MemoryStatus, PerceptionType};
 
+/// SQL condition: the row has not expired (`expires_at` in the stored-time
+/// format sorts as text; SQLite's clock is read once per statement).
+macro_rules! not_expired {
+    () => {
+        "(expires_at IS NULL OR expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))"
+    };
+}
+pub(crate) use not_expired;
+
 /// Everything stored for a new memory.
 pub struct NewMemory<'a> {
     pub session_id: Option<&'a str>,
@@ -26,6 +35,8 @@ pub struct NewMemory<'a> {
     pub is_real: bool,
     pub terms: &'a crate::fingerprint::Terms,
     pub now: &'a str,
+    /// When it expires (stored-time format); `None`: never.
+    pub expires_at: Option<&'a str>,
     /// A memory received from the fleet: its identity and version. `None` for a
     /// local memory: a new UUIDv7 global id, version 1 (and a trigger logs it
     /// for sync once the file is claimed).
@@ -53,10 +64,10 @@ pub fn insert(conn: &Connection, m: &NewMemory) -> Result<i64> {
             perception_type, perception_data, perception_metadata, category, confidence,
             decay_rate, content_hash, created_at, updated_at, scope_files, scope_entities,
             scope_modules, is_real, term_count, terms, numbers_sig, decay_base, rev, decay_next_at,
-            global_id, origin, writer, version, meta_hash)
+            global_id, origin, writer, version, meta_hash, expires_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?14, ?15, ?16, ?17,
             ?18, ?19, ?20, ?21, ?11, {NEXT_REV}, CASE WHEN ?22 THEN NULL ELSE {} END,
-            ?23, coalesce(?24, ''), coalesce(?25, ''), coalesce(?26, 1), ?27)",
+            ?23, coalesce(?24, ''), coalesce(?25, ''), coalesce(?26, 1), ?27, ?28)",
         one_day_after("?14")
     ))?
     .execute(params![
@@ -87,6 +98,7 @@ pub fn insert(conn: &Connection, m: &NewMemory) -> Result<i64> {
         m.remote.map(|r| &r.writer),
         m.remote.map(|r| r.version),
         fingerprint::meta_hash(m.collection, m.session_id, m.category, m.context, m.now),
+        m.expires_at,
     ])?;
     Ok(conn.last_insert_rowid())
 }
@@ -183,7 +195,8 @@ pub fn unindex(conn: &Connection, id: i64) -> Result<()> {
 /// Columns read into a [`Memory`], in [`from_row`] order.
 pub const COLUMNS: &str = "id, collection, session_id, type, content, human_summary, category, \
     confidence, decay_rate, status, superseded_by, context, perception_type, perception_data, \
-    perception_metadata, access_count, return_count, last_accessed, created_at, updated_at, content_hash, meta_hash";
+    perception_metadata, access_count, return_count, last_accessed, created_at, updated_at, content_hash, meta_hash, \
+    expires_at";
 
 /// A memory whose stored text no longer matches its checksum.
 fn damaged(id: i64, what: &str) -> Error {
@@ -244,6 +257,7 @@ pub fn from_row(r: &Row) -> Result<Memory> {
     let category = text(6, "category")?.unwrap_or_default();
     let context = text(11, "context")?.unwrap_or_default();
     let created_at = text(18, "creation time")?.unwrap_or_default();
+    let expires_at = text(22, "expiry time")?;
     if let Some(stored) = text(21, "checksum of its texts")? {
         if stored != fingerprint::meta_hash(&collection, session_id.as_deref(), &category, &context, &created_at) {
             return Err(damaged(
@@ -273,7 +287,15 @@ pub fn from_row(r: &Row) -> Result<Memory> {
         last_accessed: text(17, "last access time")?,
         created_at,
         updated_at: text(19, "update time")?.unwrap_or_default(),
+        expired: expires_at.as_deref().is_some_and(crate::limits::is_past),
+        expires_at,
     })
+}
+
+/// Sets (or, `None`, clears) when memory `id` expires.
+pub fn set_expiry(conn: &Connection, id: i64, expires_at: Option<&str>) -> Result<()> {
+    conn.prepare_cached("UPDATE memories SET expires_at = ?2 WHERE id = ?1")?.execute(params![id, expires_at])?;
+    Ok(())
 }
 
 /// Whether memory `id` exists and is active (reads nothing but its status).
@@ -292,13 +314,15 @@ pub fn get(conn: &Connection, id: i64) -> Result<Option<Memory>> {
     rows.next()?.map(from_row).transpose()
 }
 
-/// The active memory of `collection` with this content hash, other than `exclude`.
+/// The active, unexpired memory of `collection` with this content hash, other than `exclude`.
 pub fn find_by_hash(conn: &Connection, collection: &str, hash: &str, exclude: Option<i64>) -> Result<Option<i64>> {
     Ok(conn
-        .prepare_cached(
+        .prepare_cached(concat!(
             "SELECT id FROM memories WHERE content_hash = ?1 AND collection = ?2
-               AND status = 'active' AND id != ?3 LIMIT 1",
-        )?
+                   AND status = 'active' AND id != ?3 AND ",
+            not_expired!(),
+            " LIMIT 1"
+        ))?
         .query_row(params![hash, collection, exclude.unwrap_or(0)], |r| r.get(0))
         .optional()?)
 }

@@ -7,7 +7,7 @@
 //! `rev` for the in-process search index (indexed), a decay anchor and the
 //! indexed time of each memory's next decay step, and a key/value `robotmem_meta` table.
 //! Version 2 adds the `embedded` flag, version 3 drops what nothing reads (see
-//! [`V3`]), version 4 adds `index_snapshots` ([`V4`]), version 5 the fleet replication log ([`V5`]), version 6 the checksum of a memory's other texts ([`V6`]). A database with a newer version than [`SCHEMA_VERSION`] is refused,
+//! [`V3`]), version 4 adds `index_snapshots` ([`V4`]), version 5 the fleet replication log ([`V5`]), version 6 the checksum of a memory's other texts ([`V6`]), version 7 expiry ([`V7`]). A database with a newer version than [`SCHEMA_VERSION`] is refused,
 //! never touched.
 
 use rusqlite::Connection;
@@ -15,13 +15,13 @@ use rusqlite::Connection;
 use crate::error::{Error, Result, Status};
 
 /// Schema version written by this build.
-pub const SCHEMA_VERSION: i32 = 6;
+pub const SCHEMA_VERSION: i32 = 7;
 
 /// `PRAGMA application_id` of robotmem databases ("RMEM").
 pub const APPLICATION_ID: i32 = 0x524D_454D;
 
 /// Migrations: entry `i` upgrades version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6];
+const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7];
 
 const V1: &str = r#"
 CREATE TABLE memories (
@@ -256,6 +256,26 @@ END;
 /// time (`fingerprint::meta_hash`), written with them; the migration computes it for
 /// every stored memory ([`fill_meta_hashes`]).
 const V6: &str = "ALTER TABLE memories ADD COLUMN meta_hash TEXT;";
+
+/// Version 7: a memory may expire (`expires_at`, UTC milliseconds as every stored
+/// time, so text order is time order; NULL: never). An expired memory keeps its
+/// row and status; reads leave it out by comparing with the time of the read.
+/// A change of expiry is a change the fleet replicates (the trigger watches it).
+const V7: &str = r#"
+ALTER TABLE memories ADD COLUMN expires_at TEXT;
+CREATE INDEX idx_mem_expiry ON memories(expires_at) WHERE expires_at IS NOT NULL;
+DROP TRIGGER sync_changed;
+CREATE TRIGGER sync_changed AFTER UPDATE OF content, context, category, status, superseded_by, expires_at ON memories
+WHEN NOT EXISTS (SELECT 1 FROM sync_applying)
+    AND (new.content IS NOT old.content OR new.context IS NOT old.context OR new.category IS NOT old.category
+         OR new.status IS NOT old.status OR new.superseded_by IS NOT old.superseded_by
+         OR new.expires_at IS NOT old.expires_at)
+BEGIN
+    UPDATE memories SET version = old.version + 1, writer = '' WHERE id = new.id;
+    INSERT INTO sync_outbox (memory_id)
+        SELECT new.id WHERE EXISTS (SELECT 1 FROM robotmem_meta WHERE key = 'sync.robot');
+END;
+"#;
 
 /// Computes `meta_hash` of every memory that has none (schema 6). The sync
 /// triggers watch other columns, so this logs no fleet change.

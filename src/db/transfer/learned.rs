@@ -25,6 +25,8 @@ impl Db {
             collection: l.collection.as_deref(),
             session_id: l.session_id.as_deref(),
             perception: None,
+            ttl_seconds: l.ttl_seconds,
+            expires_at: l.expires_at.as_deref(),
         };
         let mut d = self.draft(MemoryKind::Fact, &l.text, fields)?;
         let tags: Vec<&str> = l.tags.iter().map(String::as_str).collect();

@@ -41,10 +41,14 @@ pub struct LearnIn {
     pub tags: Vec<String>,
     /// When it happened (RFC 3339, stored as UTC milliseconds); `None`: now.
     pub time: Option<String>,
+    /// Expiry, as learn takes it.
+    pub ttl_seconds: Option<f64>,
+    pub expires_at: Option<String>,
 }
 
 /// The fields a minimal line may have.
-const LEARN_FIELDS: [&str; 6] = ["text", "context", "session_id", "collection", "tags", "time"];
+const LEARN_FIELDS: [&str; 8] =
+    ["text", "context", "session_id", "collection", "tags", "time", "ttl_seconds", "expires_at"];
 
 pub struct Header {
     /// The stamp of the model whose vectors the file holds (only when it holds vectors).
@@ -84,6 +88,8 @@ pub struct MemoryIn {
     pub last_accessed: Option<String>,
     pub created_at: String,
     pub updated_at: String,
+    /// `None`: never expires.
+    pub expires_at: Option<String>,
     pub auto_tags: Vec<String>,
     pub user_tags: Vec<String>,
     pub perception: Option<(PerceptionType, Option<Vec<u8>>, Option<String>)>,
@@ -128,7 +134,7 @@ pub fn memory_json(m: &Memory, x: &MemoryExtra, tags: &(Vec<String>, Vec<String>
         "status": m.status.as_str(), "superseded_by": m.superseded_by,
         "invalidated_reason": x.invalidated_reason, "invalidated_at": x.invalidated_at,
         "access_count": m.access_count, "return_count": m.return_count, "last_accessed": m.last_accessed,
-        "created_at": m.created_at, "updated_at": m.updated_at,
+        "created_at": m.created_at, "updated_at": m.updated_at, "expires_at": m.expires_at,
         "auto_tags": tags.0, "user_tags": tags.1,
         "perception_type": m.perception_type.map(PerceptionType::as_str),
         "perception_data": m.perception_data.as_deref().map(base64),
@@ -181,6 +187,8 @@ fn learn_line(f: &Fields) -> Result<LearnIn> {
         collection: f.opt_str("collection")?.map(str::to_string),
         tags: f.strs("tags")?.into_iter().map(str::to_string).collect(),
         time: f.opt_time("time")?,
+        ttl_seconds: f.opt_num("ttl_seconds")?,
+        expires_at: f.opt_time("expires_at")?,
     })
 }
 
@@ -350,6 +358,7 @@ fn memory(f: &Fields, stamp: Option<&ModelStamp>) -> Result<MemoryIn> {
         last_accessed: f.opt_time("last_accessed")?,
         created_at: f.time("created_at")?,
         updated_at: f.time("updated_at")?,
+        expires_at: f.opt_time("expires_at")?,
         auto_tags: limits::tag_list("auto_tags", &auto, MAX_AUTO_TAGS)?,
         user_tags: limits::tag_list("user_tags", &user, limits::MAX_USER_TAGS)?,
         perception,

@@ -10,9 +10,10 @@ use super::Plan;
 use crate::error::Result;
 use crate::search::columns::Checker;
 use crate::search::text::{Admit, Ranking, TextIndex};
+use crate::store::memory::not_expired;
 use crate::types::SearchMode;
 
-/// A memory that passed the collection, status, confidence and session filters.
+/// A memory that passed the collection, status, expiry, confidence and session filters.
 pub struct Candidate {
     pub id: i64,
     pub is_real: bool,
@@ -77,11 +78,12 @@ pub struct Lookup<'c, 'p, 'a> {
 impl<'c, 'p, 'a> Lookup<'c, 'p, 'a> {
     pub fn new(conn: &'c Connection, plan: &'p Plan<'a>) -> Result<Self> {
         let checker = plan.checker(conn)?;
-        let st = conn.prepare_cached(
+        let st = conn.prepare_cached(concat!(
             "SELECT is_real, CASE WHEN ?5 THEN context END FROM memories
              WHERE id = ?1 AND collection = ?2 AND status = 'active' AND confidence >= ?3
-               AND (?4 IS NULL OR session_id = ?4) AND (?6 IS NULL OR session_id IS NOT ?6)",
-        )?;
+               AND (?4 IS NULL OR session_id = ?4) AND (?6 IS NULL OR session_id IS NOT ?6) AND ",
+            not_expired!()
+        ))?;
         Ok(Lookup { st, plan, checker })
     }
 
@@ -118,12 +120,13 @@ pub fn scan(conn: &Connection, plan: &Plan, mut f: impl FnMut(Candidate) -> Resu
         }
         return Ok(());
     }
-    let mut st = conn.prepare_cached(
+    let mut st = conn.prepare_cached(concat!(
         "SELECT id, is_real, CASE WHEN ?5 THEN context END FROM memories
          WHERE collection = ?1 AND status = 'active' AND confidence >= ?2
-           AND (?3 IS NULL OR session_id = ?3) AND (?4 IS NULL OR session_id IS NOT ?4)
-         ORDER BY id DESC",
-    )?;
+           AND (?3 IS NULL OR session_id = ?3) AND (?4 IS NULL OR session_id IS NOT ?4) AND ",
+        not_expired!(),
+        " ORDER BY id DESC"
+    ))?;
     let mut rows = st.query(params![
         plan.collection,
         plan.min_confidence,
