@@ -75,6 +75,9 @@
 
 #define RM_MAX_TAG_CHARS 64
 
+// Longest time to live: 100 years.
+#define MAX_TTL_SECONDS ((100.0 * 365.25) * 86400.0)
+
 // Results of one recall.
 #define RM_MAX_RESULTS 100
 
@@ -376,6 +379,10 @@ typedef struct rm_open_options {
   // RM_READ_ONLY and rm_recall() records no access. Works on a file this process
   // may not write. Not with ":memory:". Default false.
   bool read_only;
+  // Time to live, in seconds, of new memories per collection when they give no
+  // ttl_seconds / expires_at: a JSON object {"obstacles": 600, "*": 86400}
+  // ("*": every collection not named). NULL: none expire unless asked.
+  const char *default_ttl_json;
 } rm_open_options;
 
 // Result of rm_embedding_status(). Free with rm_embedding_info_free().
@@ -418,6 +425,13 @@ typedef struct rm_learn_options {
   // characters), kept when the memory is updated. NULL with tag_count 0: none.
   const char *const *tags;
   size_t tag_count;
+  // Time to live in seconds (> 0, at most 100 years): the memory leaves recall,
+  // listings and dedup then. 0: not given.
+  double ttl_seconds;
+  // Or when it expires, RFC 3339 ("2026-12-01T18:00:00Z"; a past time: expired
+  // at once). NULL: not given. Neither given: the collection's default
+  // (rm_open_options.default_ttl_json), else it never expires.
+  const char *expires_at;
 } rm_learn_options;
 
 // One experience of rm_learn_batch().
@@ -492,6 +506,11 @@ typedef struct rm_memory {
   const char *created_at;
   const char *updated_at;
   const char *last_accessed;
+  // When it expires (same format); NULL: never.
+  const char *expires_at;
+  // Its expiry had passed when it was read: it is left out of recall, listings
+  // and dedup (its status is unchanged; rm_set_expiry() can renew it).
+  bool expired;
 } rm_memory;
 
 // Result of rm_get_memory(). Free with rm_memory_result_free().
@@ -540,6 +559,9 @@ typedef struct rm_perception_options {
   // User tags, as for rm_learn_options.
   const char *const *tags;
   size_t tag_count;
+  // Expiry, as for rm_learn_options (0 / NULL: not given).
+  double ttl_seconds;
+  const char *expires_at;
 } rm_perception_options;
 
 // Result of rm_save_perception(). Free with rm_perception_result_free().
@@ -844,6 +866,18 @@ void rm_memory_result_free(struct rm_memory_result *r);
 // JSON rendering of one memory. Free *out_json with rm_string_free().
 rm_status rm_memory_result_json(const struct rm_memory_result *r,
                                 char **out_json);
+
+// Sets when an active memory expires: `ttl_seconds` from now (> 0, at most 100
+// years), or at `expires_at` (RFC 3339; a past time expires it at once). Both
+// 0 / NULL: it never expires. An expired memory can be renewed this way.
+//
+// Errors: RM_INVALID_ARGUMENT (id <= 0, a bad ttl or time, both given),
+// RM_NOT_FOUND, RM_INVALID_STATE (forgotten or superseded), RM_READ_ONLY,
+// RM_CLOSED, RM_BUSY, RM_FULL. Thread-safe.
+rm_status rm_set_expiry(struct rm_db *db,
+                        int64_t memory_id,
+                        double ttl_seconds,
+                        const char *expires_at);
 
 // Forgets a memory (soft delete): it keeps its row, reason and time for audit
 // but leaves every search. `reason` is required (1–500 characters). A memory

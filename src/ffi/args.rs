@@ -24,6 +24,21 @@ pub(crate) unsafe fn opt_str<'a>(p: *const c_char, field: &str) -> Result<Option
     CStr::from_ptr(p).to_str().map(Some).map_err(|_| Error::invalid(format!("{field} is not valid UTF-8")))
 }
 
+/// The expiry fields of an options struct: a time to live in seconds (0: not
+/// given) and an RFC 3339 time (NULL or "": not given); validated by the engine.
+///
+/// # Safety
+/// As [`req_str`].
+pub(crate) unsafe fn expiry<'a>(
+    ttl_seconds: f64,
+    expires_at: *const c_char,
+    field: &str,
+) -> Result<(Option<f64>, Option<&'a str>), Error> {
+    let name = if field.is_empty() { "expires_at".to_string() } else { format!("{field}.expires_at") };
+    let at = opt_str(expires_at, &name)?.filter(|s| !s.is_empty());
+    Ok(((ttl_seconds != 0.0).then_some(ttl_seconds), at))
+}
+
 /// Checks an output pointer before any work is done.
 pub(crate) fn out_ptr<T>(p: *mut T, field: &str) -> Result<(), Error> {
     if p.is_null() {

@@ -121,6 +121,10 @@ pub struct rm_open_options {
     /// RM_READ_ONLY and rm_recall() records no access. Works on a file this process
     /// may not write. Not with ":memory:". Default false.
     pub read_only: bool,
+    /// Time to live, in seconds, of new memories per collection when they give no
+    /// ttl_seconds / expires_at: a JSON object {"obstacles": 600, "*": 86400}
+    /// ("*": every collection not named). NULL: none expire unless asked.
+    pub default_ttl_json: *const c_char,
 }
 
 /// Fills `opts` with the defaults.
@@ -150,6 +154,7 @@ pub unsafe extern "C" fn rm_open_options_init(opts: *mut rm_open_options) -> rm_
                 embed_batch: d.embed_batch,
                 cosine_dedup: d.cosine_dedup,
                 read_only: d.read_only,
+                default_ttl_json: std::ptr::null(),
             })
         };
         Ok(())
@@ -207,6 +212,11 @@ pub unsafe extern "C" fn rm_open(opts: *const rm_open_options, out_db: *mut *mut
             o.embed_batch = c.embed_batch;
             o.cosine_dedup = c.cosine_dedup;
             o.read_only = c.read_only;
+            if let Some(j) = opt_str(c.default_ttl_json, "opts.default_ttl_json")? {
+                o.default_ttl = serde_json::from_str(j).map_err(|e| {
+                    Error::invalid(format!("opts.default_ttl_json must be a JSON object of seconds: {e}"))
+                })?;
+            }
         }
         let db = Db::open(o)?;
         let handle = NEXT_HANDLE.fetch_add(0x10, Ordering::Relaxed);

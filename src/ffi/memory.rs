@@ -8,7 +8,7 @@ use std::ptr;
 use serde_json::Value;
 
 use super::arena::{owned, put, to_json, Arena};
-use super::args::{opt_str, out_ptr, req_str, tag_list};
+use super::args::{expiry, opt_str, out_ptr, req_str, tag_list};
 use super::guard::{guard, guard_void, rm_status};
 use super::handle::{self, rm_db};
 use crate::error::Error;
@@ -129,6 +129,11 @@ pub struct rm_memory {
     pub created_at: *const c_char,
     pub updated_at: *const c_char,
     pub last_accessed: *const c_char,
+    /// When it expires (same format); NULL: never.
+    pub expires_at: *const c_char,
+    /// Its expiry had passed when it was read: it is left out of recall, listings
+    /// and dedup (its status is unchanged; rm_set_expiry() can renew it).
+    pub expired: bool,
 }
 
 pub(crate) fn c_memory(m: &Memory, a: &mut Arena) -> rm_memory {
@@ -168,6 +173,8 @@ pub(crate) fn c_memory(m: &Memory, a: &mut Arena) -> rm_memory {
         created_at: a.str(&m.created_at),
         updated_at: a.str(&m.updated_at),
         last_accessed: a.opt(m.last_accessed.as_deref()),
+        expires_at: a.opt(m.expires_at.as_deref()),
+        expired: m.expired,
     }
 }
 
@@ -188,6 +195,13 @@ pub struct rm_learn_options {
     /// characters), kept when the memory is updated. NULL with tag_count 0: none.
     pub tags: *const *const c_char,
     pub tag_count: usize,
+    /// Time to live in seconds (> 0, at most 100 years): the memory leaves recall,
+    /// listings and dedup then. 0: not given.
+    pub ttl_seconds: f64,
+    /// Or when it expires, RFC 3339 ("2026-12-01T18:00:00Z"; a past time: expired
+    /// at once). NULL: not given. Neither given: the collection's default
+    /// (rm_open_options.default_ttl_json), else it never expires.
+    pub expires_at: *const c_char,
 }
 
 /// Sets every field of `opts` to its default (all NULL).
@@ -203,6 +217,8 @@ pub unsafe extern "C" fn rm_learn_options_init(opts: *mut rm_learn_options) -> r
             session_id: std::ptr::null(),
             tags: std::ptr::null(),
             tag_count: 0,
+            ttl_seconds: 0.0,
+            expires_at: std::ptr::null(),
         };
         // SAFETY: checked non-NULL.
         unsafe { opts.write(d) };
@@ -257,6 +273,7 @@ pub(crate) unsafe fn learn_request<'a>(
         req.collection = opt_str(o.collection, "opts.collection")?;
         req.session_id = opt_str(o.session_id, "opts.session_id")?;
         tags = tag_list(o.tags, o.tag_count)?;
+        (req.ttl_seconds, req.expires_at) = expiry(o.ttl_seconds, o.expires_at, "opts")?;
     }
     Ok((req, tags))
 }
@@ -374,6 +391,30 @@ pub unsafe extern "C" fn rm_memory_result_free(r: *mut rm_memory_result) {
 #[no_mangle]
 pub unsafe extern "C" fn rm_memory_result_json(r: *const rm_memory_result, out_json: *mut *mut c_char) -> rm_status {
     guard(|| to_json(MemoryBox::from_raw(r).map(|b| &b.rust), render::memory, out_json))
+}
+
+// ---------------------------------------------------------------------------
+// rm_set_expiry
+
+/// Sets when an active memory expires: `ttl_seconds` from now (> 0, at most 100
+/// years), or at `expires_at` (RFC 3339; a past time expires it at once). Both
+/// 0 / NULL: it never expires. An expired memory can be renewed this way.
+///
+/// Errors: RM_INVALID_ARGUMENT (id <= 0, a bad ttl or time, both given),
+/// RM_NOT_FOUND, RM_INVALID_STATE (forgotten or superseded), RM_READ_ONLY,
+/// RM_CLOSED, RM_BUSY, RM_FULL. Thread-safe.
+#[no_mangle]
+pub unsafe extern "C" fn rm_set_expiry(
+    db: *mut rm_db,
+    memory_id: i64,
+    ttl_seconds: f64,
+    expires_at: *const c_char,
+) -> rm_status {
+    guard(|| {
+        let db = handle::db(db)?;
+        let (ttl, at) = expiry(ttl_seconds, expires_at, "")?;
+        db.set_expiry(memory_id, ttl, at).map(drop)
+    })
 }
 
 // ---------------------------------------------------------------------------

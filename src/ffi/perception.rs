@@ -3,7 +3,7 @@
 use std::ffi::c_char;
 
 use super::arena::{owned, put, to_json, Arena};
-use super::args::{opt_str, out_ptr, req_str, tag_list};
+use super::args::{expiry, opt_str, out_ptr, req_str, tag_list};
 use super::guard::{guard, guard_void, rm_status};
 use super::handle::{self, rm_db};
 use super::memory::{dup_method, rm_dup_method, rm_perception_type};
@@ -30,6 +30,9 @@ pub struct rm_perception_options {
     /// User tags, as for rm_learn_options.
     pub tags: *const *const c_char,
     pub tag_count: usize,
+    /// Expiry, as for rm_learn_options (0 / NULL: not given).
+    pub ttl_seconds: f64,
+    pub expires_at: *const c_char,
 }
 
 /// Sets `opts` to the defaults (visual, no data, everything else NULL).
@@ -49,6 +52,8 @@ pub unsafe extern "C" fn rm_perception_options_init(opts: *mut rm_perception_opt
             session_id: std::ptr::null(),
             tags: std::ptr::null(),
             tag_count: 0,
+            ttl_seconds: 0.0,
+            expires_at: std::ptr::null(),
         };
         // SAFETY: checked non-NULL.
         unsafe { opts.write(v) };
@@ -79,6 +84,7 @@ pub unsafe extern "C" fn rm_save_perception(
         let mut tags = Vec::new();
         if let Some(o) = opts.as_ref() {
             tags = tag_list(o.tags, o.tag_count)?;
+            (req.ttl_seconds, req.expires_at) = expiry(o.ttl_seconds, o.expires_at, "opts")?;
             let raw = *(std::ptr::addr_of!(o.perception_type) as *const i32);
             req.perception_type = match raw {
                 1 => PerceptionType::Visual,

@@ -397,6 +397,41 @@ static void test_read_only(const char *path, int64_t id) {
     rm_memory_result_free(after);
 }
 
+/* Expiry: a past expires_at is expired at once and out of recall; rm_set_expiry
+ * renews it; a bad ttl is refused by name. */
+static void test_expiry(rm_db *db) {
+    rm_learn_options lo;
+    rm_learn_result *l = NULL;
+    rm_memory_result *m = NULL;
+    rm_recall_result *r;
+    int64_t id;
+    CHECK_OK(rm_learn_options_init(&lo));
+    CHECK(lo.ttl_seconds == 0.0 && lo.expires_at == NULL);
+    lo.expires_at = "2020-01-01T00:00:00Z";
+    CHECK_OK(rm_learn(db, "the loading ramp at gate 7 is closed for repairs", &lo, &l));
+    id = l->memory_id;
+    rm_learn_result_free(l);
+    CHECK_OK(rm_get_memory(db, id, &m));
+    CHECK(m->memory.expired && m->memory.expires_at != NULL && m->memory.status == RM_MEMORY_ACTIVE);
+    rm_memory_result_free(m);
+    r = test_recall(db, "loading ramp gate 7", 5);
+    for (size_t i = 0; i < r->count; i++) CHECK(r->hits[i].memory.id != id);
+    rm_recall_result_free(r);
+    CHECK_OK(rm_set_expiry(db, id, 3600.0, NULL));
+    r = test_recall(db, "loading ramp gate 7", 5);
+    CHECK(r->count >= 1 && r->hits[0].memory.id == id && !r->hits[0].memory.expired);
+    rm_recall_result_free(r);
+    CHECK_OK(rm_set_expiry(db, id, 0.0, NULL));
+    CHECK_OK(rm_get_memory(db, id, &m));
+    CHECK(!m->memory.expired && m->memory.expires_at == NULL);
+    rm_memory_result_free(m);
+    lo.expires_at = NULL;
+    lo.ttl_seconds = -1.0;
+    CHECK_STATUS(rm_learn(db, "a fact with a negative lifetime", &lo, &l), RM_INVALID_ARGUMENT);
+    CHECK(strstr(rm_last_error(), "ttl_seconds") != NULL);
+    CHECK_STATUS(rm_set_expiry(db, id, 10.0, "2030-01-01T00:00:00Z"), RM_INVALID_ARGUMENT);
+}
+
 int main(void) {
     test_db_path p;
     rm_db *db;
@@ -415,6 +450,7 @@ int main(void) {
     test_perception(db);
     test_forget_update(db);
     test_sessions(db);
+    test_expiry(db);
     test_two_handles(db, p.path);
     CHECK_OK(rm_flush(db));
 

@@ -95,7 +95,7 @@ static void end_session_consolidates_and_relates(rm_db *db) {
         rm_memory_result_free(m);
     }
     CHECK_STATUS(rm_end_session(db, sid, NULL, NULL), RM_INVALID_STATE);
-    CHECK_STATUS(rm_learn(db, "a late note after the episode", &(rm_learn_options){NULL, NULL, sid, NULL, 0}, NULL),
+    CHECK_STATUS(rm_learn(db, "a late note after the episode", &(rm_learn_options){.session_id = sid}, NULL),
                  RM_INVALID_STATE);
     rm_session_summary_free(sum);
     rm_session_free(s);

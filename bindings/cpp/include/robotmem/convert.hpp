@@ -78,6 +78,8 @@ inline Memory copy_memory(const rm_memory& m) {
     o.created_at = str(m.created_at);
     o.updated_at = str(m.updated_at);
     o.last_accessed = opt_str(m.last_accessed);
+    o.expires_at = opt_str(m.expires_at);
+    o.expired = m.expired;
     return o;
 }
 

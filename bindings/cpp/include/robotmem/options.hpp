@@ -82,6 +82,9 @@ struct OpenOptions {
     /// counts, no index copies at close, no lock file); every write fails with
     /// Status::ReadOnly and recall records no access. Not with ":memory:". nullopt: false.
     std::optional<bool> read_only;
+    /// Time to live, in seconds, of new memories per collection that give none:
+    /// a JSON object {"obstacles": 600, "*": 86400}. nullopt: none expire unless asked.
+    std::optional<std::string> default_ttl_json;
 
     /// Options for a private in-memory database (path ":memory:"). May throw std::bad_alloc.
     static OpenOptions in_memory() { return file(":memory:"); }
@@ -106,6 +109,12 @@ struct LearnOptions {
     /// User tags, normalised by the library ("Robot Arm" -> "robot_arm"); at most
     /// 20 of 1-64 characters; kept when the memory is updated.
     std::vector<std::string> tags;
+    /// Time to live in seconds (> 0, at most 100 years): the memory leaves recall,
+    /// listings and dedup then. 0: not set.
+    double ttl_seconds = 0.0;
+    /// Or when it expires, RFC 3339 ("2026-12-01T18:00:00Z"). Empty: not set.
+    /// Neither set: the collection's default (OpenOptions::default_ttl_json).
+    std::string expires_at;
 };
 
 /// One experience of Db::learn_batch() (rm_learn_item): the insight and its options,
@@ -447,6 +456,9 @@ public:
     std::string session_id;
     /// User tags, as for LearnOptions::tags.
     std::vector<std::string> tags;
+    /// Expiry, as for LearnOptions (0 / empty: not set).
+    double ttl_seconds = 0.0;
+    std::string expires_at;
 
     /// Uses `size` bytes at `bytes` as the data without copying them: they must
     /// stay valid until the save_perception() call using these options returns.

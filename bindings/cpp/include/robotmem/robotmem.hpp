@@ -235,6 +235,27 @@ public:
             [&](ForgetResult& out, detail::Failure& f) { return forget_into(memory_id, reason, json, out, f); });
     }
 
+    /// Sets when an active memory expires (rm_set_expiry): `ttl_seconds` from now
+    /// (> 0), or at `expires_at` (RFC 3339; a past time expires it at once); both
+    /// 0 / empty: it never expires. Renews an expired memory.
+    /// Throws Error: InvalidArgument (bad ttl or time, both given, NUL byte),
+    /// NotFound, InvalidState (forgotten or superseded), ReadOnly, Closed, Busy, Full.
+    /// Thread-safe.
+    void set_expiry(std::int64_t memory_id, double ttl_seconds, std::string_view expires_at = {}) const {
+        detail::run<bool>([&](bool& out, detail::Failure& f) {
+            return set_expiry_into(memory_id, ttl_seconds, expires_at, out, f);
+        });
+    }
+    /// Non-throwing set_expiry(). Thread-safe, noexcept.
+    Result<void> try_set_expiry(std::int64_t memory_id, double ttl_seconds,
+                                std::string_view expires_at = {}) const noexcept {
+        const Result<bool> r = detail::try_run<bool>([&](bool& out, detail::Failure& f) {
+            return set_expiry_into(memory_id, ttl_seconds, expires_at, out, f);
+        });
+        if (!r) return Result<void>(r.status(), r.message());
+        return Result<void>();
+    }
+
     /// Replaces an active memory's content (rm_update; 1-300 characters after
     /// trimming) and, when `context` is set, its context ("" clears it); nullopt
     /// keeps the current context. Re-classified, re-hashed, re-indexed; automatic
@@ -391,6 +412,10 @@ private:
         if (o.embed_batch) c.embed_batch = *o.embed_batch;
         if (o.cosine_dedup) c.cosine_dedup = *o.cosine_dedup;
         if (o.read_only) c.read_only = *o.read_only;
+        if (o.default_ttl_json) {
+            if (!detail::check_no_nul(*o.default_ttl_json, "opts.default_ttl_json", f)) return false;
+            c.default_ttl_json = o.default_ttl_json->c_str();
+        }
         rm_db* h = nullptr;
         const rm_status st = rm_open(&c, &h);
         if (st != RM_OK) return f.from_c(st);
@@ -458,8 +483,10 @@ private:
             !detail::opt_c_str(o.metadata, "opts.metadata", c.metadata, f) ||
             !detail::opt_c_str(o.context, "opts.context", c.context, f) ||
             !detail::opt_c_str(o.collection, "opts.collection", c.collection, f) ||
-            !detail::opt_c_str(o.session_id, "opts.session_id", c.session_id, f) || !tags.set(o.tags, f))
+            !detail::opt_c_str(o.session_id, "opts.session_id", c.session_id, f) ||
+            !detail::opt_c_str(o.expires_at, "opts.expires_at", c.expires_at, f) || !tags.set(o.tags, f))
             return false;
+        c.ttl_seconds = o.ttl_seconds;
         if (o.type) c.perception_type = static_cast<rm_perception_type>(*o.type);
         if (o.view_ || o.view_size_) {
             if (!o.data.empty())
@@ -488,6 +515,18 @@ private:
         if (st != RM_OK) return f.from_c(st);
         const detail::MemoryOwned owned(raw);
         return detail::finish(raw, rm_memory_result_json, json, out, f);
+    }
+
+    bool set_expiry_into(std::int64_t memory_id, double ttl_seconds, std::string_view expires_at, bool& out,
+                         detail::Failure& f) const {
+        rm_db* db = live(f);
+        if (!db) return false;
+        detail::CString at;
+        if (!at.assign_optional(expires_at, "expires_at", f)) return false;
+        const rm_status st = rm_set_expiry(db, memory_id, ttl_seconds, at.get());
+        if (st != RM_OK) return f.from_c(st);
+        out = true;
+        return true;
     }
 
     bool forget_into(std::int64_t memory_id, std::string_view reason, Json json, ForgetResult& out,
@@ -573,8 +612,10 @@ private:
         rm_learn_options_init(&c);
         if (!detail::opt_c_str(o.context, "opts.context", c.context, f) ||
             !detail::opt_c_str(o.collection, "opts.collection", c.collection, f) ||
-            !detail::opt_c_str(o.session_id, "opts.session_id", c.session_id, f) || !tags.set(o.tags, f))
+            !detail::opt_c_str(o.session_id, "opts.session_id", c.session_id, f) ||
+            !detail::opt_c_str(o.expires_at, "opts.expires_at", c.expires_at, f) || !tags.set(o.tags, f))
             return false;
+        c.ttl_seconds = o.ttl_seconds;
         c.tags = tags.data();
         c.tag_count = tags.size();
         return true;

@@ -212,6 +212,8 @@ struct Memory {
     std::string created_at;                  ///< ISO 8601 UTC, e.g. "2026-03-09T10:30:00.123Z"
     std::string updated_at;
     std::optional<std::string> last_accessed;
+    std::optional<std::string> expires_at;   ///< when it expires; nullopt: never
+    bool expired = false;                    ///< its expiry had passed when read (left out of recall)
 };
 
 /// One recall result (rm_hit).
