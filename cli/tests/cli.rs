@@ -114,6 +114,30 @@ fn learn_recall_get_update_forget() {
 }
 
 #[test]
+fn expiry_by_ttl_time_and_expire() {
+    let r = Run::new();
+    let gone = learn(&r, "the loading ramp at gate 7 is closed", &["--expires-at", "2020-01-01T00:00:00Z"]);
+    let soon = learn(&r, "the lift at gate 7 is out of order", &["--ttl", "3600"]);
+    let m = r.json(&["get", &gone.to_string()]);
+    assert_eq!((m["expired"].as_bool(), m["status"].as_str()), (Some(true), Some("active")), "{m}");
+    assert!(r.text(&["get", &gone.to_string()]).contains("[active, expired]"));
+    assert!(r.text(&["get", &soon.to_string()]).contains("expires at 20"));
+    let ids = |r: &Run| -> Vec<i64> {
+        let v = r.json(&["recall", "gate 7", "--min-confidence", "0"]);
+        v["memories"].as_array().unwrap().iter().map(|m| m["id"].as_i64().unwrap()).collect()
+    };
+    assert_eq!(ids(&r), vec![soon]);
+    assert_eq!(r.json(&["stats"])["expired"], 1);
+    assert!(r.text(&["expire", &gone.to_string(), "--ttl", "60"]).contains("expires at"));
+    assert_eq!(ids(&r).len(), 2);
+    assert_eq!(r.text(&["expire", &soon.to_string()]), format!("#{soon}: never expires\n"));
+    let e = r.fails(&["learn", "x", "--ttl", "0"], 11);
+    assert!(e["error"]["message"].as_str().unwrap().contains("ttl_seconds"), "{e}");
+    r.fails(&["expire", &soon.to_string(), "--ttl", "5", "--expires-at", "2030-01-01T00:00:00Z"], 11);
+    r.fails(&["expire", "999", "--ttl", "5"], 12);
+}
+
+#[test]
 fn errors_name_the_field_and_map_to_exit_codes() {
     let r = Run::new();
     let e = r.fails(&["learn", "   "], 11);

@@ -39,7 +39,7 @@ fn current_protocol_via_server_discover() {
     assert!(versions.contains(&json!("2026-07-28")) && versions.contains(&json!("2024-11-05")), "{d}");
     assert_eq!(d["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "robotmem", "{d}");
     let t = s.request("tools/list", json!({"_meta": meta}));
-    assert_eq!(t["tools"].as_array().unwrap().len(), 8);
+    assert_eq!(t["tools"].as_array().unwrap().len(), 9);
     let r = s.request(
         "tools/call",
         json!({"name": "learn", "arguments": {"insight": "spoken in the current protocol"}, "_meta": meta}),
@@ -65,6 +65,8 @@ fn reference() -> Vec<Row> {
         ("learn", "context", "string", false, s(""), None, None, None, None),
         ("learn", "collection", "string", false, Some(Value::Null), None, None, None, None),
         ("learn", "session_id", "string", false, Some(Value::Null), None, None, None, None),
+        ("learn", "ttl_seconds", "number", false, Some(Value::Null), None, None, None, None),
+        ("learn", "expires_at", "string", false, Some(Value::Null), None, None, None, None),
         ("recall", "query", "string", true, None, None, None, Some(1), Some(1000)),
         ("recall", "collection", "string", false, Some(Value::Null), None, None, None, None),
         ("recall", "n", "integer", false, Some(json!(5)), Some(1.0), Some(100.0), None, None),
@@ -79,11 +81,16 @@ fn reference() -> Vec<Row> {
         ("save_perception", "metadata", "string", false, Some(Value::Null), None, None, None, None),
         ("save_perception", "collection", "string", false, Some(Value::Null), None, None, None, None),
         ("save_perception", "session_id", "string", false, Some(Value::Null), None, None, None, None),
+        ("save_perception", "ttl_seconds", "number", false, Some(Value::Null), None, None, None, None),
+        ("save_perception", "expires_at", "string", false, Some(Value::Null), None, None, None, None),
         ("forget", "memory_id", "integer", true, None, Some(1.0), None, None, None),
         ("forget", "reason", "string", true, None, None, None, Some(1), Some(500)),
         ("update", "memory_id", "integer", true, None, Some(1.0), None, None, None),
         ("update", "new_content", "string", true, None, None, None, Some(1), Some(300)),
         ("update", "context", "string", false, s(""), None, None, None, None),
+        ("set_expiry", "memory_id", "integer", true, None, Some(1.0), None, None, None),
+        ("set_expiry", "ttl_seconds", "number", false, Some(Value::Null), None, None, None, None),
+        ("set_expiry", "expires_at", "string", false, Some(Value::Null), None, None, None, None),
         ("start_session", "collection", "string", false, Some(Value::Null), None, None, None, None),
         ("start_session", "context", "string", false, Some(Value::Null), None, None, None, None),
         ("end_session", "session_id", "string", true, None, None, None, None, None),
@@ -99,7 +106,17 @@ fn tools_list_matches_the_api_reference() {
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert_eq!(
         names,
-        ["learn", "recall", "save_perception", "forget", "update", "start_session", "end_session", "doctor"]
+        [
+            "learn",
+            "recall",
+            "save_perception",
+            "forget",
+            "update",
+            "set_expiry",
+            "start_session",
+            "end_session",
+            "doctor"
+        ]
     );
     let rows = reference();
     for t in &tools {
@@ -212,6 +229,22 @@ fn every_tool_valid_and_invalid() {
     s.fails("update", json!({"memory_id": 0, "new_content": "x"}), &["memory_id"]);
     s.fails("update", json!({"memory_id": 9999, "new_content": "x"}), &["RM_NOT_FOUND", "9999"]);
     s.fails("update", json!({"memory_id": id, "new_content": "d".repeat(301)}), &["300"]);
+    // expiry: a past time takes the memory out of recall; a ttl brings it back
+    let e = s.ok("learn", json!({"insight": "aisle 4 is blocked by a pallet", "expires_at": "2020-01-01T00:00:00Z"}));
+    let eid = e["memory_id"].as_i64().unwrap();
+    let hits =
+        |s: &mut Server| s.ok("recall", json!({"query": "aisle 4 pallet"}))["memories"].as_array().unwrap().len();
+    assert_eq!(hits(&mut s), 0);
+    let m = s.ok("set_expiry", json!({"memory_id": eid, "ttl_seconds": 600}));
+    assert_eq!(m["expired"], false, "{m}");
+    assert_eq!(hits(&mut s), 1);
+    s.fails("set_expiry", json!({"memory_id": eid, "ttl_seconds": -1}), &["ttl_seconds"]);
+    s.fails(
+        "set_expiry",
+        json!({"memory_id": eid, "ttl_seconds": 5, "expires_at": "2030-01-01T00:00:00Z"}),
+        &["not both"],
+    );
+    s.fails("learn", json!({"insight": "x", "ttl_sec": 5}), &["ttl_sec"]);
     // forget
     let g = s.ok("forget", json!({"memory_id": id, "reason": "sensor calibration error"}));
     assert_eq!(g["status"], "forgotten");

@@ -110,7 +110,8 @@ pub fn recall(r: &RecallResult) -> String {
 
 pub fn memory(m: &Memory, tags: &[String]) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "#{} [{}] {}", m.id, m.status.as_str(), line(&m.content));
+    let state = if m.expired { format!("{}, expired", m.status.as_str()) } else { m.status.as_str().to_string() };
+    let _ = writeln!(out, "#{} [{state}] {}", m.id, line(&m.content));
     let _ = writeln!(
         out,
         "  type {} · category {} · confidence {:.2} · collection {}",
@@ -128,6 +129,9 @@ pub fn memory(m: &Memory, tags: &[String]) -> String {
     if let Some(p) = m.perception_type {
         let bytes = m.perception_data.as_ref().map_or(0, Vec::len);
         let _ = writeln!(out, "  perception {} · {} bytes of data", p.as_str(), bytes);
+    }
+    if let Some(t) = &m.expires_at {
+        let _ = writeln!(out, "  {} {t}", if m.expired { "expired at" } else { "expires at" });
     }
     if let Some(by) = m.superseded_by {
         let _ = writeln!(out, "  superseded by #{by}");

@@ -63,6 +63,8 @@ enum Command {
     Forget(request::Forget),
     /// Replace a memory's text (and optionally its context).
     Update(request::Update),
+    /// Set when a memory expires (--ttl SECONDS or --expires-at TIME; neither: never).
+    Expire(request::SetExpiry),
     /// Start or end a session (an episode).
     Session {
         #[command(subcommand)]
@@ -138,6 +140,7 @@ impl Command {
                 | Command::Perceive(_)
                 | Command::Forget(_)
                 | Command::Update(_)
+                | Command::Expire(_)
                 | Command::Session { .. }
                 | Command::Import(_)
                 | Command::Reembed { .. }
@@ -151,6 +154,7 @@ impl Command {
             Command::Perceive(_) => "perceive",
             Command::Forget(_) => "forget",
             Command::Update(_) => "update",
+            Command::Expire(_) => "expire",
             Command::Session { .. } => "session",
             Command::Import(_) => "import",
             Command::Reembed { .. } => "reembed",
@@ -291,6 +295,16 @@ fn run_on(a: &Args, db: Db) -> Result<()> {
             let o = request::forget(&db, r)?;
             let f = &o.data;
             out(o.json, format!("forgot #{}: {}\n  reason: {}\n", f.memory_id, f.content, f.reason));
+        }
+        Command::Expire(r) => {
+            let o = request::set_expiry(&db, r)?;
+            let m = &o.data;
+            let when = match (&m.expires_at, m.expired) {
+                (None, _) => "never expires".to_string(),
+                (Some(t), false) => format!("expires at {t}"),
+                (Some(t), true) => format!("expired at {t}"),
+            };
+            out(o.json, format!("#{}: {when}\n", m.id));
         }
         Command::Update(r) => {
             let o = request::update(&db, r)?;

@@ -92,6 +92,15 @@ Returns old and new content.",
         read_only: false,
     },
     Def {
+        name: "set_expiry",
+        description: "Set when a memory expires: ttl_seconds from now or expires_at (RFC 3339); neither clears it. \
+An expired memory leaves recall and dedup but stays readable by id (expired: true); a new expiry brings it back. \
+learn and save_perception take ttl_seconds / expires_at too, for facts that go stale (an obstacle, a door left open).",
+        schema: schema::<p::SetExpiry>,
+        call: set_expiry,
+        read_only: false,
+    },
+    Def {
         name: "start_session",
         description: "Begin an episode; returns its session_id, to pass to learn, save_perception, recall and end_session.",
         schema: schema::<p::StartSession>,
@@ -190,6 +199,10 @@ fn forget(db: &Db, args: Value) -> Result<Value, Fail> {
 
 fn update(db: &Db, args: Value) -> Result<Value, Fail> {
     Ok(p::update(db, &parse(args)?)?.json)
+}
+
+fn set_expiry(db: &Db, args: Value) -> Result<Value, Fail> {
+    Ok(p::set_expiry(db, &parse(args)?)?.json)
 }
 
 fn start_session(db: &Db, args: Value) -> Result<Value, Fail> {

@@ -40,6 +40,23 @@ pub struct Learn {
     #[arg(long = "tag", value_name = "TAG")]
     #[serde(skip)]
     pub tags: Vec<String>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub expiry: Expiry,
+}
+
+/// When a new memory expires: it then leaves recall, listings and dedup, and
+/// stays readable by id as expired.
+#[derive(clap::Args, Deserialize, JsonSchema, Debug, Clone, Default)]
+pub struct Expiry {
+    /// Time to live in seconds (> 0, at most 100 years), e.g. 600 for an obstacle that moves on.
+    #[arg(long = "ttl", value_name = "SECONDS")]
+    #[serde(default)]
+    pub ttl_seconds: Option<f64>,
+    /// Or when it expires, RFC 3339 (e.g. "2026-12-01T18:00:00Z"). Neither: the collection's default, else never.
+    #[arg(long, value_name = "TIME")]
+    #[serde(default)]
+    pub expires_at: Option<String>,
 }
 
 pub fn learn(db: &Db, r: &Learn) -> Result<Reply<LearnOutcome>> {
@@ -50,6 +67,8 @@ pub fn learn(db: &Db, r: &Learn) -> Result<Reply<LearnOutcome>> {
         collection: given(&r.collection),
         session_id: given(&r.session_id),
         tags: &tags,
+        ttl_seconds: r.expiry.ttl_seconds,
+        expires_at: given(&r.expiry.expires_at),
     })?;
     Ok(Reply { json: render::learn(&data), data })
 }
@@ -93,6 +112,9 @@ pub struct SavePerception {
     #[arg(long = "tag", value_name = "TAG")]
     #[serde(skip)]
     pub tags: Vec<String>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub expiry: Expiry,
 }
 
 pub fn save_perception(db: &Db, r: &SavePerception) -> Result<Reply<PerceptionOutcome>> {
@@ -110,6 +132,8 @@ pub fn save_perception(db: &Db, r: &SavePerception) -> Result<Reply<PerceptionOu
         collection: given(&r.collection),
         session_id: given(&r.session_id),
         tags: &tags,
+        ttl_seconds: r.expiry.ttl_seconds,
+        expires_at: given(&r.expiry.expires_at),
     })?;
     Ok(Reply { json: render::perception(&data), data })
 }
@@ -176,4 +200,23 @@ pub struct Update {
 pub fn update(db: &Db, r: &Update) -> Result<Reply<UpdateOutcome>> {
     let data = db.update(r.memory_id, &r.new_content, given_text(&r.context))?;
     Ok(Reply { json: render::update(&data), data })
+}
+
+#[derive(clap::Args, Deserialize, JsonSchema, Debug, Clone)]
+#[schemars(deny_unknown_fields)]
+pub struct SetExpiry {
+    /// Id of the memory (> 0).
+    #[arg(value_name = "ID")]
+    #[schemars(range(min = 1))]
+    pub memory_id: i64,
+    /// Time to live from now in seconds, or `expires_at`; neither: the memory never expires.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub expiry: Expiry,
+}
+
+/// Sets, moves or clears a memory's expiry; the memory as stored.
+pub fn set_expiry(db: &Db, r: &SetExpiry) -> Result<Reply<Memory>> {
+    let data = db.set_expiry(r.memory_id, r.expiry.ttl_seconds, given(&r.expiry.expires_at))?;
+    Ok(Reply { json: render::memory(&data), data })
 }

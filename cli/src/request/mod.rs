@@ -23,7 +23,9 @@ mod spatial;
 mod tests;
 
 pub use browse::{dashboard, doctor, list, recent_failures, stats, List, RecentFailures};
-pub use memory::{forget, get, learn, save_perception, update, Forget, Learn, SavePerception, Update};
+pub use memory::{
+    forget, get, learn, save_perception, set_expiry, update, Forget, Learn, SavePerception, SetExpiry, Update,
+};
 pub use recall::{recall, recall_counted, Recall};
 pub use session::{end_session, sessions, start_session, timeline, EndSession, Paging, StartSession};
 

@@ -336,9 +336,11 @@ async function detail(id) {
     el("h2", {}, `Memory #${m.id}`),
     el("div", { class: "panel" },
       el("p", { id: "detail-content", class: "content" }, m.content),
-      el("p", {}, el("span", { class: "pill", id: "memory-status" }, m.status), el("span", { class: "pill" }, m.type), el("span", { class: "pill" }, m.category),
+      el("p", {}, el("span", { class: "pill", id: "memory-status" }, m.status), m.expired ? el("span", { class: "pill expired", id: "memory-expired" }, "expired") : null,
+        el("span", { class: "pill" }, m.type), el("span", { class: "pill" }, m.category),
         ` confidence ${fmt(m.confidence)} · collection `, m.collection, m.session_id ? el("span", {}, " · session ", el("a", { href: `#/session/${encodeURIComponent(m.session_id)}` }, m.session_id)) : null),
-      el("p", { class: "muted" }, `learned ${m.created_at} · updated ${m.updated_at} · recalled ${m.access_count} times`, m.superseded_by ? ` · superseded by #${m.superseded_by}` : ""),
+      el("p", { class: "muted" }, `learned ${m.created_at} · updated ${m.updated_at} · recalled ${m.access_count} times`, m.superseded_by ? ` · superseded by #${m.superseded_by}` : "",
+        m.expires_at ? ` · ${m.expired ? "expired" : "expires"} ${m.expires_at}` : ""),
       el("p", { id: "detail-tags" }, (m.tags || []).map((t) => el("span", { class: "pill" }, t)))),
     el("h3", {}, "Context"), el("pre", { id: "detail-context" }, ctx),
   ];
