@@ -109,10 +109,8 @@ fn letters(mut i: usize) -> String {
 }
 
 fn learn_batch(db: &Db, items: &[(String, Option<String>)]) -> f64 {
-    let reqs: Vec<LearnRequest> = items
-        .iter()
-        .map(|(t, c)| LearnRequest { insight: t, context: c.as_deref(), collection: None, session_id: None, tags: &[] })
-        .collect();
+    let reqs: Vec<LearnRequest> =
+        items.iter().map(|(t, c)| LearnRequest { insight: t, context: c.as_deref(), ..Default::default() }).collect();
     let t = Instant::now();
     let out = db.learn_batch(&reqs).unwrap_or_else(|e| panic!("learn_batch: {e}"));
     assert_eq!(out.len(), items.len());
@@ -162,13 +160,7 @@ pub fn main() {
             let singles = texts(&mut corpus, &mut next, size.min(2000));
             let t = Instant::now();
             for (text, ctx) in &singles {
-                let req = LearnRequest {
-                    insight: text,
-                    context: ctx.as_deref(),
-                    collection: None,
-                    session_id: None,
-                    tags: &[],
-                };
+                let req = LearnRequest { insight: text, context: ctx.as_deref(), ..Default::default() };
                 db.learn(&req).unwrap_or_else(|e| panic!("learn: {e}"));
             }
             let single_item_us = t.elapsed().as_secs_f64() * 1e6 / singles.len() as f64;
