@@ -76,7 +76,7 @@
 #define RM_MAX_TAG_CHARS 64
 
 // Longest time to live: 100 years.
-#define MAX_TTL_SECONDS ((100.0 * 365.25) * 86400.0)
+#define RM_MAX_TTL_SECONDS ((100.0 * 365.25) * 86400.0)
 
 // Results of one recall.
 #define RM_MAX_RESULTS 100
