@@ -264,7 +264,7 @@ const V6: &str = "ALTER TABLE memories ADD COLUMN meta_hash TEXT;";
 const V7: &str = r#"
 ALTER TABLE memories ADD COLUMN expires_at TEXT;
 CREATE INDEX idx_mem_expiry ON memories(expires_at) WHERE expires_at IS NOT NULL;
-DROP TRIGGER sync_changed;
+DROP TRIGGER IF EXISTS sync_changed;
 CREATE TRIGGER sync_changed AFTER UPDATE OF content, context, category, status, superseded_by, expires_at ON memories
 WHEN NOT EXISTS (SELECT 1 FROM sync_applying)
     AND (new.content IS NOT old.content OR new.context IS NOT old.context OR new.category IS NOT old.category
