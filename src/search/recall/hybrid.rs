@@ -191,6 +191,11 @@ pub(super) fn run(conn: &Connection, index: &TextIndex, plan: &Plan, q: &Query) 
     Ok((out, mode))
 }
 
+/// A context filter that admits at most this many memories is searched among
+/// them alone (each scored), not by asking the whole index for ever more
+/// neighbours until enough pass it.
+const FEW_ADMITTED: usize = 8192;
+
 /// Memories nearest to the query that pass the filters and are above the
 /// model's cosine floor, nearest first, at most `depth`; and the `depth`
 /// nearest neighbours of all (cosine, id), whatever the floor and the filters.
@@ -203,10 +208,23 @@ fn vector_list(conn: &Connection, plan: &Plan, q: &Query, depth: usize) -> Resul
     // neighbour is accepted; with one, start wider than a second round would.
     let selective = plan.filter.is_some() || plan.session_id.is_some() || plan.exclude_session.is_some();
     let mut k = if selective { depth * 4 } else { depth + depth / 4 };
+    let few = match plan.checker(conn)? {
+        Some(c) => {
+            Some(c.newest_first().take(FEW_ADMITTED + 1).collect::<Vec<i64>>()).filter(|ids| ids.len() <= FEW_ADMITTED)
+        }
+        None => None,
+    };
+    let mut searcher = q.near.searcher(q.vector)?;
     let mut nearest: Option<Neighbours> = None;
     loop {
-        let found = q.near.knn(q.vector, k)?;
-        let nearest = nearest.get_or_insert_with(|| found.iter().take(depth).copied().collect());
+        let found = match &few {
+            Some(ids) => searcher.knn_among(ids, k),
+            None => searcher.knn(k),
+        };
+        let nearest = nearest.get_or_insert_with(|| match few {
+            Some(_) => searcher.knn(depth),
+            None => found.iter().take(depth).copied().collect(),
+        });
         let exhausted = found.len() < k;
         let mut out = Vec::with_capacity(depth);
         for (cosine, id) in found {
