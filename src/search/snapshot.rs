@@ -119,6 +119,13 @@ pub(super) fn save_named(
             return Ok(false);
         }
     }
+    store_named(conn, name, format, rev, encode())?;
+    Ok(true)
+}
+
+/// Stores `data` as snapshot `name` at `rev`, bound to this row, database and
+/// save (whatever is stored there now).
+pub(super) fn store_named(conn: &Connection, name: &str, format: &str, rev: i64, mut data: Vec<u8>) -> Result<()> {
     let db_id = match meta(conn, DB_ID)? {
         Some(id) => id,
         None => {
@@ -129,7 +136,6 @@ pub(super) fn save_named(
     };
     let token = uuid::Uuid::new_v4().to_string();
     set_meta(conn, &token_key(name), &token)?;
-    let mut data = encode();
     let t = tag(name, format, &db_id, &token, rev, &data);
     data.extend_from_slice(&t);
     conn.prepare_cached(
@@ -137,7 +143,7 @@ pub(super) fn save_named(
          ON CONFLICT (name) DO UPDATE SET rev = excluded.rev, format = excluded.format, data = excluded.data",
     )?
     .execute(params![name, rev, format, data])?;
-    Ok(true)
+    Ok(())
 }
 
 fn set_meta(conn: &Connection, key: &str, value: &str) -> Result<()> {
@@ -255,6 +261,13 @@ impl<'a> Reader<'a> {
         Ok(v)
     }
 
+    /// The next `n` bytes as they are.
+    pub(super) fn bytes(&mut self, n: usize) -> std::result::Result<&'a [u8], Damaged> {
+        let b = self.b.get(self.at..self.at.checked_add(n).ok_or(Damaged)?).ok_or(Damaged)?;
+        self.at += n;
+        Ok(b)
+    }
+
     pub(super) fn str(&mut self) -> std::result::Result<&'a str, Damaged> {
         let n = self.count()?;
         let s = std::str::from_utf8(&self.b[self.at..self.at + n]).map_err(|_| Damaged)?;
@@ -286,6 +299,15 @@ pub(super) fn seal(mut out: Vec<u8>) -> Vec<u8> {
     let sum = fnv1a(&out);
     out.extend_from_slice(&sum.to_le_bytes());
     out
+}
+
+/// A reader past the magic of a snapshot that is not sealed (its bytes are
+/// checked by their binding tag alone, [`load_named`]), if the magic holds.
+pub(super) fn open_unsealed<'a>(bytes: &'a [u8], magic: &[u8; 4]) -> std::result::Result<Reader<'a>, Damaged> {
+    if !bytes.starts_with(magic) {
+        return Err(Damaged);
+    }
+    Ok(Reader { b: bytes, at: magic.len() })
 }
 
 /// A reader past the magic of a sealed snapshot, if the magic and checksum hold.

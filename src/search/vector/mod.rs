@@ -30,6 +30,7 @@ use rusqlite::Connection;
 
 pub mod quant;
 mod scan;
+mod snapshot;
 
 use crate::embed::ModelStamp;
 use crate::error::{Error, Result};
@@ -60,6 +61,8 @@ struct Inner {
     stamp: Option<String>,
     dim: usize,
     rev: i64,
+    /// The stored snapshot was loaded into this index or saved from it.
+    snapshot: bool,
     parts: Vec<Part>,
     names: HashMap<String, u32>,
     /// id → (part, slot)
@@ -182,6 +185,11 @@ impl VectorIndex {
         if current(&inner) {
             return Ok(()); // another thread synced meanwhile
         }
+        if inner.stamp.as_deref() != Some(stamp.as_str()) {
+            if let Some(stored) = snapshot::load(conn, &stamp, model.dim, head)? {
+                *inner = stored; // then brought up to date like any index behind
+            }
+        }
         let mut fresh = self.fresh.lock();
         let loaded = inner.stamp.as_deref() == Some(stamp.as_str());
         let changed = if loaded { Some(vectors::changed_since(conn, inner.rev, head)?) } else { None };
@@ -287,6 +295,20 @@ impl VectorIndex {
             }
             fresh.insert(w.id, w);
         }
+    }
+
+    /// Stores the index in the database (`conn` in a write transaction) if it
+    /// was synced and holds the vectors of the model the file is stamped with,
+    /// unless the snapshot stored is this index's and fewer than `min_changes`
+    /// rows behind. Returns whether it wrote.
+    pub fn save(&self, conn: &Connection, min_changes: i64) -> Result<bool> {
+        let mut inner = self.inner.write();
+        if inner.stamp.is_none() || vectors::stamp(conn)? != inner.stamp {
+            return Ok(false);
+        }
+        let wrote = snapshot::save(conn, &inner, min_changes)?;
+        inner.snapshot = true;
+        Ok(wrote)
     }
 
     /// Whether the index holds `model`'s vectors (was synced with it).
