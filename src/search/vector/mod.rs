@@ -132,8 +132,15 @@ pub struct Searcher<'a, 'q> {
 impl Searcher<'_, '_> {
     /// The `k` nearest, as of the last sync plus the calling thread's staged writes.
     pub fn knn(&mut self, k: usize) -> Neighbours {
-        let out = self.inner.knn(self.collection, &self.q, k, &mut self.est);
+        let out = self.inner.knn(self.collection, &self.q, k, &mut self.est, None);
         self.with_staged(out, k, |_| true)
+    }
+
+    /// The `k` nearest of the memories `admit` takes (a context filter's
+    /// columns), as [`Self::knn`].
+    pub fn knn_admitted(&mut self, k: usize, admit: &dyn Fn(i64) -> bool) -> Neighbours {
+        let out = self.inner.knn(self.collection, &self.q, k, &mut self.est, Some(admit));
+        self.with_staged(out, k, admit)
     }
 
     /// The `k` nearest among the memories `ids` (a few thousand: a selective

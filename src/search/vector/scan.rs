@@ -86,34 +86,64 @@ impl Ord for Scored {
     }
 }
 
+/// Which memories a search may return (by id); `None`: all.
+pub(crate) type Admit<'a> = Option<&'a dyn Fn(i64) -> bool>;
+
 impl Inner {
-    /// Top `k` of `collection` by cosine; `est` keeps the first pass of `q`
-    /// for later calls with the same query.
-    pub(super) fn knn(&self, collection: &str, q: &Query, k: usize, est: &mut Option<Estimates>) -> Neighbours {
+    /// Top `k` of `collection` by cosine among the memories `admit` takes;
+    /// `est` keeps the first pass of `q` for later calls with the same query.
+    pub(super) fn knn(
+        &self,
+        collection: &str,
+        q: &Query,
+        k: usize,
+        est: &mut Option<Estimates>,
+        admit: Admit,
+    ) -> Neighbours {
         let Some(&p) = self.names.get(collection) else { return Vec::new() };
         let part = &self.parts[p as usize];
-        self.knn_in(part, q, k, part.ids.len() >= BINARY_FROM, est)
+        let binary = part.ids.len() >= BINARY_FROM;
+        self.knn_in(part, q, k, binary.then_some(est), admit)
     }
 
-    fn knn_in(&self, part: &Part, q: &Query, k: usize, binary: bool, est: &mut Option<Estimates>) -> Neighbours {
+    /// With `est` (large collections), the first pass first.
+    fn knn_in(
+        &self,
+        part: &Part,
+        q: &Query,
+        k: usize,
+        est: Option<&mut Option<Estimates>>,
+        admit: Admit,
+    ) -> Neighbours {
         let n = part.ids.len();
         let m = candidates(k).min(n);
         if m == 0 {
             return Vec::new();
         }
-        if binary {
+        if let Some(est) = est {
             let est = est.get_or_insert_with(|| Estimates::of(part, q));
             let mut wide = binary_candidates(k);
             while wide < n {
-                if let Some(out) = self.by_first_pass(part, q, k, est, wide) {
+                if let Some(out) = self.by_first_pass(part, q, k, (est, wide), admit) {
                     return out;
                 }
                 wide *= 4;
             }
         }
-        let (mut dots, mut scores) = (Vec::new(), Vec::new());
-        q.approx_all(&part.hi, &part.scale, &mut dots, &mut scores);
-        self.rescored(part, q, top(scores.into_iter().zip(0u32..), m), k)
+        let mut scores = Vec::new();
+        match admit {
+            Some(admit) => {
+                let slots: Vec<u32> = (0..n as u32).filter(|&s| admit(part.ids[s as usize])).collect();
+                q.approx_slots(&part.hi, &part.scale, &slots, &mut scores);
+            }
+            None => {
+                let mut dots = Vec::new();
+                let mut approx = Vec::new();
+                q.approx_all(&part.hi, &part.scale, &mut dots, &mut approx);
+                scores.extend(approx.into_iter().zip(0u32..));
+            }
+        }
+        self.rescored(part, q, top(scores.into_iter(), m), k)
     }
 
     /// Top `k` of the memories `ids` of `collection` (a few thousand: each is
@@ -128,11 +158,25 @@ impl Inner {
         self.rescored(part, q, top(scored.into_iter(), candidates(k)), k)
     }
 
-    /// The vectors the first pass ranks in the best `wide`, scanned in int8 and
-    /// re-scored; `None` when the result cannot be trusted (see the module docs).
-    fn by_first_pass(&self, part: &Part, q: &Query, k: usize, est: &Estimates, wide: usize) -> Option<Neighbours> {
+    /// The vectors the first pass ranks in the best `wide` that `admit` takes,
+    /// scanned in int8 and re-scored; `None` when the result cannot be trusted
+    /// (see the module docs; fewer than `k` found is not trusted either).
+    fn by_first_pass(
+        &self,
+        part: &Part,
+        q: &Query,
+        k: usize,
+        (est, wide): (&Estimates, usize),
+        admit: Admit,
+    ) -> Option<Neighbours> {
         let cut = est.cut(wide);
-        let slots: Vec<u32> = est.est.iter().zip(0u32..).filter(|(&e, _)| e >= cut).map(|(_, s)| s).collect();
+        let slots: Vec<u32> = est
+            .est
+            .iter()
+            .zip(0u32..)
+            .filter(|&(&e, s)| e >= cut && admit.is_none_or(|a| a(part.ids[s as usize])))
+            .map(|(_, s)| s)
+            .collect();
         let mut scored = Vec::new();
         q.approx_slots(&part.hi, &part.scale, &slots, &mut scored);
         let shell = scored
@@ -220,7 +264,7 @@ mod tests {
             let want = exact(&all, q);
             let score: HashMap<i64, f32> = want.iter().map(|&(s, id)| (id, s)).collect();
             for k in [1, 8, 40] {
-                let got = idx.knn("c", &Query::new(q), k, &mut None);
+                let got = idx.knn("c", &Query::new(q), k, &mut None, None);
                 assert_eq!(got.len(), k);
                 // Same order as f32 up to ties closer than 1e-5 (f32 rounding of the
                 // sum itself is ~1e-7): the i-th result scores what the i-th should.
@@ -262,9 +306,9 @@ mod tests {
             let q: Vec<f32> = centres[(t * 37 % 400) as usize].iter().zip(&q).map(|(c, n)| c + 0.6 * n).collect();
             let want: Vec<i64> = exact(&all, &q).into_iter().take(80).map(|x| x.1).collect();
             let q = Query::new(&q);
-            let got = idx.knn_in(part, &q, 80, true, &mut None);
+            let got = idx.knn_in(part, &q, 80, Some(&mut None), None);
             let est = Estimates::of(part, &q);
-            distrusted += usize::from(idx.by_first_pass(part, &q, 80, &est, binary_candidates(80)).is_none());
+            distrusted += usize::from(idx.by_first_pass(part, &q, 80, (&est, binary_candidates(80)), None).is_none());
             found += got.iter().filter(|(_, id)| want.contains(id)).count();
             wanted += want.len();
             let close: Vec<i64> = got.iter().take(50).map(|x| x.1).collect();
@@ -281,9 +325,15 @@ mod tests {
             let q = Query::new(&q);
             let est = Estimates::of(part, &q);
             let got = idx
-                .by_first_pass(part, &q, 10, &est, binary_candidates(10))
+                .by_first_pass(part, &q, 10, (&est, binary_candidates(10)), None)
                 .expect("trusted: neighbours far above the noise");
             assert_eq!(got.iter().map(|x| x.1).collect::<Vec<_>>(), want);
+            // A filter that admits a third of the memories: its 10 nearest.
+            let admit = |id: i64| id % 3 == 0;
+            let admitted: Vec<(i64, Vec<f32>)> = all.iter().filter(|(id, _)| admit(*id)).cloned().collect();
+            let want: Vec<i64> = exact(&admitted, &q.exact).into_iter().take(10).map(|x| x.1).collect();
+            let got = idx.knn_in(part, &q, 10, Some(&mut None), Some(&admit));
+            assert_eq!(got.iter().map(|x| x.1).collect::<Vec<_>>(), want, "admitted");
         }
     }
 
@@ -309,6 +359,10 @@ mod tests {
             }
         }
         assert!(idx.knn_among("missing", &among, &Query::new(&q), 10).is_empty());
+        // The same memories through an admit function.
+        let admit = |id: i64| among.contains(&id);
+        let got = idx.knn("c", &Query::new(&q), 10, &mut None, Some(&admit));
+        assert_eq!(got.iter().map(|x| x.1).collect::<Vec<_>>(), want.iter().take(10).map(|x| x.1).collect::<Vec<_>>());
     }
 
     #[test]
@@ -320,13 +374,13 @@ mod tests {
         idx.remove(2);
         idx.insert(3, "c", &unit(99, 8)); // replace
         let q = Query::new(&unit(4, 8));
-        let got: Vec<i64> = idx.knn("c", &q, 10, &mut None).into_iter().map(|x| x.1).collect();
+        let got: Vec<i64> = idx.knn("c", &q, 10, &mut None, None).into_iter().map(|x| x.1).collect();
         assert_eq!(got.len(), 3);
         assert_eq!(got[0], 4);
         assert!(!got.contains(&2) && !got.contains(&5));
         let q = Query::new(&unit(99, 8));
-        assert_eq!(idx.knn("c", &q, 1, &mut None)[0].1, 3);
-        assert_eq!(idx.knn("other", &q, 10, &mut None).len(), 1);
-        assert!(idx.knn("missing", &q, 10, &mut None).is_empty());
+        assert_eq!(idx.knn("c", &q, 1, &mut None, None)[0].1, 3);
+        assert_eq!(idx.knn("other", &q, 10, &mut None, None).len(), 1);
+        assert!(idx.knn("missing", &q, 10, &mut None, None).is_empty());
     }
 }
