@@ -82,6 +82,16 @@ fn make(m: &model::Model, p: &Path, from: u64) {
     db.close().unwrap();
 }
 
+/// The default model and a closed file made with it in a scratch directory
+/// (`None`: no model, the test is skipped).
+fn made(test: &str) -> Option<(model::Model, scratch::Scratch, std::path::PathBuf)> {
+    let m = model::default_model(test)?;
+    let d = scratch::Scratch::new("vsnap");
+    let p = d.db();
+    make(&m, &p, 0);
+    Some((m, d, p))
+}
+
 /// A handle that opens `p`, recalls and closes: its recalls, and whether the
 /// close rewrote the vector rows (it does when it did not trust them).
 fn reopen(m: &model::Model, p: &Path) -> (Hits, bool) {
@@ -105,10 +115,7 @@ fn assert_rebuilt(m: &model::Model, p: &Path, what: &str) {
 
 #[test]
 fn reopened_file_loads_the_stored_vector_index() {
-    let Some(m) = model::default_model("reopened_file_loads_the_stored_vector_index") else { return };
-    let d = scratch::Scratch::new("vsnap-load");
-    let p = d.db();
-    make(&m, &p, 0);
+    let Some((m, _dir, p)) = made("reopened_file_loads_the_stored_vector_index") else { return };
     let names: Vec<String> = rows(&p).into_iter().map(|r| r.0).collect();
     assert_eq!(names, ["vector", "vector part 0", "vector part 1"]);
     let want = rebuilt(&m, &p);
@@ -130,10 +137,7 @@ fn reopened_file_loads_the_stored_vector_index() {
 
 #[test]
 fn swapped_damaged_and_cut_rows_are_rebuilt() {
-    let Some(m) = model::default_model("swapped_damaged_and_cut_rows_are_rebuilt") else { return };
-    let d = scratch::Scratch::new("vsnap-damage");
-    let p = d.db();
-    make(&m, &p, 0);
+    let Some((m, _dir, p)) = made("swapped_damaged_and_cut_rows_are_rebuilt") else { return };
     let swap = "UPDATE index_snapshots SET data = CASE name
             WHEN 'vector part 0' THEN (SELECT data FROM index_snapshots WHERE name = 'vector part 1')
             ELSE (SELECT data FROM index_snapshots WHERE name = 'vector part 0') END
@@ -161,10 +165,7 @@ fn swapped_damaged_and_cut_rows_are_rebuilt() {
 
 #[test]
 fn parts_of_an_earlier_save_or_another_file_are_rebuilt() {
-    let Some(m) = model::default_model("parts_of_an_earlier_save_or_another_file_are_rebuilt") else { return };
-    let d = scratch::Scratch::new("vsnap-stale");
-    let p = d.db();
-    make(&m, &p, 0);
+    let Some((m, d, p)) = made("parts_of_an_earlier_save_or_another_file_are_rebuilt") else { return };
     let earlier = rows(&p);
     let db = open(&m, &p);
     learn(&db, 20_000, 300);
