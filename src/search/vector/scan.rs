@@ -9,9 +9,10 @@
 //! k-th neighbour found is not clearly nearer than the nearest of the vectors
 //! the pass barely kept (its outer shell), neighbours beyond it may have been
 //! missed (neighbours barely above the noise), and the pass keeps four times
-//! more, up to all of them. The estimates are computed once per query
-//! ([`Estimates`]), so a recall that asks again for more neighbours (filters
-//! rejected many) does not repeat the pass.
+//! more, up to an eighth of the collection; beyond, every vector is scanned.
+//! The estimates are computed once per query ([`Estimates`]), so a recall that
+//! asks again for more neighbours (filters rejected many) does not repeat the
+//! pass.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -122,8 +123,10 @@ impl Inner {
         }
         if let Some(est) = est {
             let est = est.get_or_insert_with(|| Estimates::of(part, q));
+            // Beyond an eighth of the collection a shortlist costs about as much
+            // as the int8 scan of all, which is then made at once.
             let mut wide = binary_candidates(k);
-            while wide < n {
+            while wide <= n / 8 {
                 if let Some(out) = self.by_first_pass(part, q, k, (est, wide), admit) {
                     return out;
                 }
