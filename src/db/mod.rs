@@ -255,9 +255,10 @@ impl Db {
             let _ = self.write(|tx| {
                 self.index.save(tx, SNAPSHOT_MIN_CHANGES)?;
                 self.columns.save(tx, SNAPSHOT_MIN_CHANGES)?;
-                self.vindex.save(tx, SNAPSHOT_MIN_CHANGES)?;
                 self.points.save(tx, SNAPSHOT_MIN_CHANGES)
             });
+            // Apart: its ~1 KB a vector must not cost the others their save.
+            let _ = self.write(|tx| self.vindex.save(tx, SNAPSHOT_MIN_CHANGES));
         }
     }
 

@@ -6,16 +6,21 @@
 //! keeps every vector as 16-bit codes in two int8 planes plus its sign bits
 //! ([`quant`]): a KNN scans the int8 plane (one byte per dimension, SIMD)
 //! and re-scores a few times `k` candidates with both planes, which ranks as f32
-//! does. Large collections are first narrowed by the sign bits, when that pass
-//! can be trusted ([`BINARY_FROM`]).
+//! does. Large collections are first narrowed by the sign bits (`scan`,
+//! [`BINARY_FROM`]).
+//!
+//! The index is stored with the other index snapshots when the handle closes
+//! (`snapshot`) and loaded from there by the next handle's first sync, then
+//! brought up to date by `rev` like any index behind the file.
 //!
 //! Synchronisation follows the BM25 index ([`super::text`]): every write that
 //! adds, replaces or drops a vector stamps the row with the next `rev`; a reader
 //! compares `max(rev)` with the index's and applies the newer rows in its own
 //! read transaction. Vectors this handle wrote come from a cache filled when
 //! their transaction committed; others' are read from sqlite-vec, and when many
-//! rows changed (or the model stamp did) the index is reloaded from sqlite-vec's
-//! chunk tables in one pass (5–9 µs per vector).
+//! rows changed (or the model stamp did, and no snapshot of the model's vectors
+//! is stored) the index is reloaded from sqlite-vec's chunk tables in one pass
+//! (5–9 µs per vector).
 //!
 //! A write transaction that searches vectors (cosine dedup) syncs the index
 //! before its own first write, so the index then holds exactly the committed
