@@ -9,9 +9,10 @@
 //! then little-endian arrays: ids, scales, sign bits, `hi` codes, `lo` codes)
 //! of at most [`PART_VECTORS`] vectors each, so that loading holds one row's
 //! bytes at a time beside the index, never a copy of all of it. The part rows
-//! are not sealed: each row's binding tag, SHA-256 over all its bytes, is
-//! checked before it is decoded (a 64-bit FNV over ~110 MB at 100k 512-d
-//! vectors would add ~100 ms to every open). Every row is bound to its name
+//! are not sealed: each row's binding tag covers a 128-bit digest of all its
+//! bytes (`Cover::Digest`), checked before it is decoded (SHA-256 or a 64-bit
+//! FNV over ~110 MB at 100k 512-d vectors would add 100–120 ms to every open).
+//! Every row is bound to its name
 //! (a swapped part is not its name's), the format names the model stamp (a
 //! snapshot of another model's vectors is not looked at), all rows must be of
 //! the header's `rev` and carry the header's save number, and the decoded
@@ -24,7 +25,9 @@ use rusqlite::Connection;
 
 use super::{Inner, Part};
 use crate::error::Result;
-use crate::search::snapshot::{begin, load_named, open, open_unsealed, put, seal, store_named, Damaged};
+use crate::search::snapshot::{
+    begin, load_covered, load_named, open, open_unsealed, put, seal, store_named, Cover, Damaged,
+};
 
 /// The header row in `index_snapshots`.
 const HEADER: &str = "vector";
@@ -101,7 +104,7 @@ pub(super) fn load(conn: &Connection, stamp: &str, dim: usize, head: i64) -> Res
         });
     }
     for i in 0..h.rows {
-        let Some((r, data)) = load_named(conn, &part_name(i), &format, head)? else { return Ok(None) };
+        let Some((r, data)) = load_covered(conn, &part_name(i), &format, head, Cover::Digest)? else { return Ok(None) };
         if r != rev || decode_part(&data, &h, &mut inner).is_err() {
             return Ok(None);
         }
@@ -167,7 +170,8 @@ pub(super) fn save(conn: &Connection, inner: &Inner, min_changes: i64) -> Result
     for (p, part) in inner.parts.iter().enumerate() {
         for from in (0..part.ids.len()).step_by(PART_VECTORS) {
             let to = (from + PART_VECTORS).min(part.ids.len());
-            store_named(conn, &part_name(rows), &format, inner.rev, encode_part(inner.dim, save, p, part, from, to))?;
+            let data = encode_part(inner.dim, save, p, part, from, to);
+            store_named(conn, &part_name(rows), &format, inner.rev, data, Cover::Digest)?;
             rows += 1;
         }
     }
@@ -180,7 +184,7 @@ pub(super) fn save(conn: &Connection, inner: &Inner, min_changes: i64) -> Result
     put(&mut out, inner.dim as u64);
     inner.parts.iter().for_each(|p| put(&mut out, p.ids.len() as u64));
     put(&mut out, rows as u64);
-    store_named(conn, HEADER, &format, inner.rev, seal(out))?;
+    store_named(conn, HEADER, &format, inner.rev, seal(out), Cover::Bytes)?;
     Ok(true)
 }
 
