@@ -252,7 +252,7 @@ impl Db {
         flushed.and(checkpointed)
     }
 
-    /// Saves the in-process indexes (text index, filter columns, coordinates) in
+    /// Saves the in-process indexes (text, vectors, filter columns, coordinates) in
     /// the file where enough changed since the copy stored (see `search::snapshot`),
     /// so the next open does not rebuild them.
     /// Best effort: a failure (disk full, `max_db_bytes`) only costs the next
@@ -265,6 +265,8 @@ impl Db {
                 self.columns.save(tx, SNAPSHOT_MIN_CHANGES)?;
                 self.points.save(tx, SNAPSHOT_MIN_CHANGES)
             });
+            // Apart: its ~1 KB a vector must not cost the others their save.
+            let _ = self.write(|tx| self.vindex.save(tx, SNAPSHOT_MIN_CHANGES));
         }
     }
 

@@ -18,6 +18,11 @@ use crate::corpus::{self, Rng};
 
 /// Runs this benchmark binary again with `--child what`; returns its JSON line.
 pub(super) fn spawn(a: &Args, dir: &Path, what: &str) -> Value {
+    spawn_on(a, dir, what, None)
+}
+
+/// [`spawn`] with `--large-db large` when given.
+pub(super) fn spawn_on(a: &Args, dir: &Path, what: &str, large: Option<&Path>) -> Value {
     let exe = std::env::current_exe().expect("current_exe");
     let cdir = dir.join(format!(
         "child-{what}-{}",
@@ -37,6 +42,7 @@ pub(super) fn spawn(a: &Args, dir: &Path, what: &str) -> Value {
         .args(["--warmup", &a.warmup.to_string()])
         .args(["--batch", &a.batch.to_string()])
         .args(["--seed", &a.seed.to_string()])
+        .args(large.map(|p| [std::ffi::OsStr::new("--large-db"), p.as_os_str()]).into_iter().flatten())
         .stderr(std::process::Stdio::inherit())
         .output()
         .expect("spawn child");
@@ -59,6 +65,7 @@ pub(super) fn run(a: &Args, what: &str) -> Value {
         "open-split" => open_split(a, &dir),
         v if v.starts_with("session-") => session(a, v),
         "knn-random" => knn_random(a, &dir),
+        "large-open" => large_open(a),
         "rss-single" | "rss-batch" | "rss-bm25" => rss_child(a, &dir, what),
         other => panic!("unknown child {other}"),
     }
@@ -90,6 +97,25 @@ fn open(a: &Args, dir: &Path) -> Value {
            "second_ms": ms(second), "second_recall_ms": ms(second_recall), "reopen_ms": ms(reopen),
            "bm25_open_ms": ms(bm25), "model_load_ms": ms(load),
            "rss_before_mib": rss0, "rss_after_first_open_mib": rss1, "hwm_mib": hwm()})
+}
+
+/// A process that opens the large database with the model, recalls once (the
+/// first hybrid recall: the vector index is loaded or built), makes the recall
+/// mix and closes the file cleanly (which stores the index snapshots).
+fn large_open(a: &Args) -> Value {
+    let path = a.large_db.clone().expect("--large-db");
+    let (db, open) = timed(|| open_db(a, &path, Durability::Normal, 2, true));
+    let hwm_open = hwm();
+    let (first, first_recall) = timed(|| recall_once(&db));
+    let hwm_first = hwm();
+    for q in corpus::queries(a.samples + a.warmup, a.seed) {
+        db.recall(&q.request()).expect("recall");
+    }
+    let hwm_mix = hwm();
+    let (_, close) = timed(|| db.close().expect("close"));
+    json!({"child": "large-open", "open_ms": ms(open), "first_recall_ms": ms(first_recall),
+           "open_and_first_ms": ms(open + first_recall), "first_mode": format!("{:?}", first.mode),
+           "hwm_open_mib": hwm_open, "hwm_first_mib": hwm_first, "hwm_mix_mib": hwm_mix, "close_ms": ms(close), "hwm_mib": hwm()})
 }
 
 /// The pieces of a first open, in a fresh process: ONNX Runtime library + environment,

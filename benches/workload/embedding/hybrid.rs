@@ -225,6 +225,31 @@ pub(super) fn hybrid_phase(a: &Args, dir: &Path, rep: &mut Report) {
         }
     }
     println!("  (BM25 only: the same recalls on the same file opened with embeddings off)");
+    drop(index);
+    // Fresh processes on the file closed cleanly: the first without the stored
+    // vector index (rebuilt from sqlite-vec, as before it was stored; its close
+    // stores it), the second loading it.
+    raw_conn(&path, false)
+        .execute_batch("DELETE FROM index_snapshots WHERE name = 'vector' OR name GLOB 'vector part *'")
+        .expect("drop the vector snapshot");
+    let mut colds = Vec::new();
+    for run in 1..=2 {
+        let v = super::child::spawn_on(a, dir, "large-open", Some(&path));
+        println!(
+            "  fresh process {run} ({}): open {:.1} ms + first hybrid recall {:.1} ms ({}) = {:.1} ms; peak RSS {:.1} MiB after open, {:.1} MiB after the recall, {:.1} MiB after the mix; close {:.1} ms",
+            ["vector index rebuilt", "vector index loaded"][run - 1],
+            v["open_ms"].as_f64().unwrap_or(0.0),
+            v["first_recall_ms"].as_f64().unwrap_or(0.0),
+            v["first_mode"].as_str().unwrap_or("?"),
+            v["open_and_first_ms"].as_f64().unwrap_or(0.0),
+            v["hwm_open_mib"].as_f64().unwrap_or(0.0),
+            v["hwm_first_mib"].as_f64().unwrap_or(0.0),
+            v["hwm_mix_mib"].as_f64().unwrap_or(0.0),
+            v["close_ms"].as_f64().unwrap_or(0.0),
+        );
+        colds.push(v);
+    }
+    j.insert("fresh_processes".into(), json!(colds));
     j.insert("query_embedding".into(), qe.json());
     if a.keep && a.large_db.is_none() {
         println!("  large database kept: {}", path.display());

@@ -102,6 +102,7 @@ fn other_script(conn: &Connection, f: &FusionConfig, query_cjk: f64, ids: &[i64]
 }
 
 /// An accepted list entry.
+#[derive(Clone)]
 struct Entry {
     id: i64,
     is_real: bool,
@@ -191,22 +192,43 @@ pub(super) fn run(conn: &Connection, index: &TextIndex, plan: &Plan, q: &Query) 
     Ok((out, mode))
 }
 
+/// A context filter that admits at most this many memories is searched among
+/// them alone (each scored); a wider one is applied inside the index's search,
+/// so that it does not have to be asked for ever more neighbours until enough
+/// pass the filter.
+const FEW_ADMITTED: usize = 2048;
+
 /// Memories nearest to the query that pass the filters and are above the
 /// model's cosine floor, nearest first, at most `depth`; and the `depth`
 /// nearest neighbours of all (cosine, id), whatever the floor and the filters.
-/// Asks for more neighbours while filters reject too many; each memory is
-/// looked up and filtered once, however many rounds it appears in.
+/// Asks for more neighbours while filters reject too many (those the columns
+/// cannot check: session, confidence); each memory is looked up and filtered
+/// once, however many rounds it appears in.
 fn vector_list(conn: &Connection, plan: &Plan, q: &Query, depth: usize) -> Result<(Vec<Entry>, Neighbours)> {
     let mut lookup = Lookup::new(conn, plan)?;
-    let mut seen: HashMap<i64, bool> = HashMap::new();
-    // Without a context filter, spatial radius or session condition nearly every
-    // neighbour is accepted; with one, start wider than a second round would.
-    let selective = plan.filter.is_some() || plan.session_id.is_some() || plan.exclude_session.is_some();
+    let mut seen: HashMap<i64, Option<Entry>> = HashMap::new();
+    // Nearly every neighbour is accepted unless a session condition (or a
+    // context filter the columns cannot check) rejects some: then start wider
+    // than a second round would.
+    let checker = plan.checker(conn)?;
+    let selective =
+        (plan.filter.is_some() && checker.is_none()) || plan.session_id.is_some() || plan.exclude_session.is_some();
     let mut k = if selective { depth * 4 } else { depth + depth / 4 };
+    let few = checker
+        .map(|c| c.newest_first().take(FEW_ADMITTED + 1).collect::<Vec<i64>>())
+        .filter(|ids| ids.len() <= FEW_ADMITTED);
+    let mut searcher = q.near.searcher(q.vector)?;
     let mut nearest: Option<Neighbours> = None;
     loop {
-        let found = q.near.knn(q.vector, k)?;
-        let nearest = nearest.get_or_insert_with(|| found.iter().take(depth).copied().collect());
+        let found = match (&few, checker) {
+            (Some(ids), _) => searcher.knn_among(ids, k),
+            (None, Some(c)) => searcher.knn_admitted(k, &|id| c.admits(id)),
+            (None, None) => searcher.knn(k),
+        };
+        let nearest = nearest.get_or_insert_with(|| match checker {
+            Some(_) => searcher.knn(depth),
+            None => found.iter().take(depth).copied().collect(),
+        });
         let exhausted = found.len() < k;
         let mut out = Vec::with_capacity(depth);
         for (cosine, id) in found {
@@ -214,17 +236,19 @@ fn vector_list(conn: &Connection, plan: &Plan, q: &Query, depth: usize) -> Resul
                 // Nearest first: the rest are below the floor too.
                 return Ok((out, std::mem::take(nearest)));
             }
-            if seen.get(&id) == Some(&false) {
-                continue;
-            }
-            if let Some(e) = lookup.get(id, None)?.and_then(|c| accept(plan, c, Some(cosine as f64))) {
-                seen.insert(id, true);
+            let entry = match seen.get(&id) {
+                Some(e) => e.clone(),
+                None => {
+                    let e = lookup.get(id, None)?.and_then(|c| accept(plan, c, Some(cosine as f64)));
+                    seen.insert(id, e.clone());
+                    e
+                }
+            };
+            if let Some(e) = entry {
                 out.push(e);
                 if out.len() == depth {
                     return Ok((out, std::mem::take(nearest)));
                 }
-            } else {
-                seen.insert(id, false);
             }
         }
         if exhausted {

@@ -37,7 +37,9 @@ pub fn encode(v: &[f32]) -> Code {
 /// `dot(code, hi) · scale_of_vector` into a dot product.
 pub struct Query {
     pub exact: Vec<f32>,
-    pub bits: Vec<u64>,
+    /// Per 64-bit word: the sign bits, then the two bit planes of each
+    /// component's weight 0..=3 in the first pass ([`first_pass`]).
+    pub planes: Vec<[u64; 3]>,
     /// Sum of the code's whole 32-byte blocks (for the AVX2 kernel).
     q_sum: i32,
     pub code: Vec<i8>,
@@ -53,7 +55,8 @@ impl Query {
         // hi is in units of 256·scale.
         let code: Vec<i8> = code;
         let q_sum = code[..code.len() / 32 * 32].iter().map(|&x| x as i32).sum();
-        Query { exact: q.to_vec(), bits: sign_bits(q), code, q_sum, factor: s * 256.0 }
+        let planes = weight_planes(q, &sign_bits(q));
+        Query { exact: q.to_vec(), planes, code, q_sum, factor: s * 256.0 }
     }
 
     /// Approximate dot products with stored vectors (their `hi` planes, one
@@ -64,14 +67,43 @@ impl Query {
         out.extend(dots.iter().zip(scales).map(|(&d, &s)| d as f32 * self.factor * s));
     }
 
-    /// Approximate dot product with one stored vector (its `hi` plane and scale).
-    pub fn approx(&self, hi: &[i8], scale: f32) -> f32 {
+    /// Approximate dot products with the stored vectors at `slots` (rows of
+    /// `his`, `dim` codes each), as `(score, slot)`.
+    pub fn approx_slots(&self, his: &[i8], scales: &[f32], slots: &[u32], out: &mut Vec<(f32, u32)>) {
+        let d = self.code.len();
+        out.clear();
+        out.reserve(slots.len());
         #[cfg(target_arch = "x86_64")]
-        if avx2() && hi.len() == self.code.len() {
+        if avx2() {
             // SAFETY: the CPU supports AVX2 (checked).
-            return unsafe { dot_i8_avx2(&self.code, hi, self.q_sum) } as f32 * self.factor * scale;
+            unsafe { self.approx_slots_avx2(his, scales, slots, out) };
+            return;
         }
-        dot_i8(&self.code, hi) as f32 * self.factor * scale
+        out.extend(slots.iter().map(|&s| {
+            let r = s as usize * d..(s as usize + 1) * d;
+            (dot_i8_portable(&self.code, &his[r]) as f32 * self.factor * scales[s as usize], s)
+        }));
+    }
+
+    /// The rows are far apart: each is prefetched a few slots ahead so that
+    /// their reads from memory overlap.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn approx_slots_avx2(&self, his: &[i8], scales: &[f32], slots: &[u32], out: &mut Vec<(f32, u32)>) {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        const AHEAD: usize = 6;
+        let d = self.code.len();
+        for (i, &s) in slots.iter().enumerate() {
+            if let Some(&next) = slots.get(i + AHEAD) {
+                let row = &his[next as usize * d..(next as usize + 1) * d];
+                for line in (0..d).step_by(64) {
+                    // SAFETY: a prefetch of an address inside `row`; it never faults.
+                    _mm_prefetch::<_MM_HINT_T0>(row.as_ptr().add(line).cast());
+                }
+            }
+            let r = s as usize * d..(s as usize + 1) * d;
+            out.push((dot_i8_avx2(&self.code, &his[r], self.q_sum) as f32 * self.factor * scales[s as usize], s));
+        }
     }
 
     /// Dot product with a stored vector from both planes.
@@ -101,33 +133,83 @@ pub fn sign_bits(v: &[f32]) -> Vec<u64> {
     bits
 }
 
-/// Hamming distances of `q` to each `q.len()`-word row of `rows`, into `out`.
-pub fn hamming_rows(q: &[u64], rows: &[u64], out: &mut Vec<u16>) {
+/// The query's first-pass planes: per word its sign bits and the weight of
+/// each component, `round(1.5 · |q_i| / mean |q|)` capped at 3, as two bit
+/// planes. The first pass then estimates `Σ w_i · [sign q_i = sign v_i]`: an
+/// agreement on a large component counts more than one on a near-zero
+/// component, whose sign is noise (plain Hamming distance counts both alike).
+fn weight_planes(q: &[f32], bits: &[u64]) -> Vec<[u64; 3]> {
+    let mean = q.iter().map(|x| x.abs()).sum::<f32>() / q.len().max(1) as f32;
+    let mut planes: Vec<[u64; 3]> = bits.iter().map(|&b| [b, 0, 0]).collect();
+    for (i, x) in q.iter().enumerate() {
+        let w = if mean > 0.0 { (1.5 * x.abs() / mean).round().min(3.0) as u64 } else { 1 };
+        planes[i / 64][1] |= (w & 1) << (i % 64);
+        planes[i / 64][2] |= (w >> 1) << (i % 64);
+    }
+    planes
+}
+
+/// First-pass estimates of the query (its [`Query::planes`]) against each row
+/// of sign bits in `rows` (`planes.len()` words a row), into `out`: the
+/// weights of the components whose signs agree (higher is nearer).
+pub fn first_pass(planes: &[[u64; 3]], rows: &[u64], out: &mut Vec<u16>) {
     out.clear();
-    if q.is_empty() {
+    if planes.is_empty() {
         return;
     }
-    out.reserve(rows.len() / q.len());
+    out.reserve(rows.len() / planes.len());
     #[cfg(target_arch = "x86_64")]
     if popcnt() {
         // SAFETY: the CPU has POPCNT (checked).
-        unsafe { hamming_rows_popcnt(q, rows, out) };
+        unsafe { first_pass_popcnt(planes, rows, out) };
         return;
     }
-    hamming_rows_portable(q, rows, out);
+    first_pass_portable(planes, rows, out);
 }
 
 #[inline(always)]
-fn hamming_rows_portable(q: &[u64], rows: &[u64], out: &mut Vec<u16>) {
-    out.extend(
-        rows.chunks_exact(q.len()).map(|r| q.iter().zip(r).map(|(a, b)| (a ^ b).count_ones() as u16).sum::<u16>()),
-    );
+fn agreement<const W: usize>(planes: &[[u64; 3]; W], row: &[u64; W]) -> u16 {
+    let mut e = 0u32;
+    for w in 0..W {
+        let same = !(planes[w][0] ^ row[w]);
+        e += (same & planes[w][1]).count_ones() + 2 * (same & planes[w][2]).count_ones();
+    }
+    e as u16
+}
+
+/// [`first_pass`] for rows of `W` words (no closures: they would not inherit
+/// the caller's target features).
+#[inline(always)]
+fn first_pass_rows<const W: usize>(planes: &[[u64; 3]], rows: &[u64], out: &mut Vec<u16>) {
+    let planes: &[[u64; 3]; W] = planes.try_into().expect("W words");
+    for r in rows.chunks_exact(W) {
+        out.push(agreement(planes, r.try_into().expect("W words")));
+    }
+}
+
+#[inline(always)]
+fn first_pass_portable(planes: &[[u64; 3]], rows: &[u64], out: &mut Vec<u16>) {
+    // Row widths of the common models unrolled (384-d: 6 words, 512-d: 8).
+    match planes.len() {
+        6 => first_pass_rows::<6>(planes, rows, out),
+        8 => first_pass_rows::<8>(planes, rows, out),
+        w => {
+            for r in rows.chunks_exact(w) {
+                let mut e = 0u32;
+                for (p, &x) in planes.iter().zip(r) {
+                    let same = !(p[0] ^ x);
+                    e += (same & p[1]).count_ones() + 2 * (same & p[2]).count_ones();
+                }
+                out.push(e as u16);
+            }
+        }
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "popcnt")]
-unsafe fn hamming_rows_popcnt(q: &[u64], rows: &[u64], out: &mut Vec<u16>) {
-    hamming_rows_portable(q, rows, out);
+unsafe fn first_pass_popcnt(planes: &[[u64; 3]], rows: &[u64], out: &mut Vec<u16>) {
+    first_pass_portable(planes, rows, out);
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -284,17 +366,36 @@ mod tests {
     }
 
     #[test]
-    fn hamming_counts_differing_signs() {
-        let a = sign_bits(&[1.0, -1.0, 0.5, -0.5, 0.0, 2.0]);
-        let rows: Vec<u64> =
-            [sign_bits(&[1.0, -1.0, 0.5, -0.5, 0.0, 2.0]), sign_bits(&[-1.0, 1.0, 0.5, -0.5, -1.0, 2.0])].concat();
+    fn first_pass_weighs_agreeing_signs() {
+        // Weights by |q| / mean |q| (mean 0.5): 0.1 → 0, 0.3 → 1, 0.6 → 2, 1.0 → 3.
+        let q = [0.1, -0.3, 0.6, -1.0];
+        let query = Query::new(&q);
+        let rows: Vec<u64> = [
+            sign_bits(&[1.0, -1.0, 1.0, -1.0]),
+            sign_bits(&[-1.0, 1.0, -1.0, 1.0]),
+            sign_bits(&[-1.0, -1.0, 1.0, 1.0]),
+        ]
+        .concat();
         let mut out = Vec::new();
-        hamming_rows(&a, &rows, &mut out);
-        assert_eq!(out, [0, 3]);
-        let long: Vec<f32> = (0..384).map(|i| if i % 3 == 0 { -1.0 } else { 1.0 }).collect();
-        let flipped: Vec<f32> = long.iter().map(|x| -x).collect();
-        hamming_rows(&sign_bits(&long), &sign_bits(&flipped), &mut out);
-        assert_eq!(out, [384]);
+        first_pass(&query.planes, &rows, &mut out);
+        assert_eq!(out, [6, 0, 3]);
+        let mut portable = Vec::new();
+        first_pass_portable(&query.planes, &rows, &mut portable);
+        assert_eq!(portable, out);
+        // 384 and 512 dimensions (the unrolled widths) and one that is not.
+        for dim in [384, 512, 100] {
+            let (q, v) = (unit(1, dim), unit(2, dim));
+            let query = Query::new(&q);
+            let mean = q.iter().map(|x| x.abs()).sum::<f32>() / dim as f32;
+            let want: u32 = q
+                .iter()
+                .zip(&v)
+                .filter(|(a, b)| (**a >= 0.0) == (**b >= 0.0))
+                .map(|(a, _)| (1.5 * a.abs() / mean).round().min(3.0) as u32)
+                .sum();
+            first_pass(&query.planes, &sign_bits(&v), &mut out);
+            assert_eq!(out, [want as u16], "dimension {dim}");
+        }
     }
 
     #[test]

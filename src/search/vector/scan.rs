@@ -1,0 +1,389 @@
+//! KNN over one collection's codes ([`super::quant`]).
+//!
+//! Small collections: every `hi` plane in int8, then the best few times `k`
+//! re-scored with both planes. From [`BINARY_FROM`] vectors a first pass over
+//! the sign bits (64 bytes per 512-d vector instead of 512) keeps the
+//! `binary_candidates(k)` vectors whose signs agree most with the query's,
+//! weighing each component by the query's magnitude there ([`quant::first_pass`]);
+//! only those are scanned in int8 and re-scored. The pass is checked: if the
+//! k-th neighbour found is not clearly nearer than the nearest of the vectors
+//! the pass barely kept (its outer shell), neighbours beyond it may have been
+//! missed (neighbours barely above the noise), and the pass keeps four times
+//! more, up to an eighth of the collection; beyond, every vector is scanned.
+//! The estimates are computed once per query ([`Estimates`]), so a recall that
+//! asks again for more neighbours (filters rejected many) does not repeat the
+//! pass.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use super::quant::{self, Query};
+use super::{Inner, Neighbours, Part};
+
+/// Candidates taken from the int8 scan for a top-`k` (re-scored exactly).
+pub fn candidates(k: usize) -> usize {
+    k * 2 + 16
+}
+
+/// Collections at least this large are first narrowed by their sign bits (at
+/// 100k vectors the int8 scan alone is bound by memory bandwidth).
+pub const BINARY_FROM: usize = 20_000;
+
+/// How much nearer (in cosine) than the outer shell of the first pass the k-th
+/// neighbour must be for the pass to be trusted.
+const BINARY_MARGIN: f32 = 0.05;
+
+/// Width of the outer shell, in first-pass units (a component's weight is 0..=3).
+const SHELL: u16 = 3;
+
+/// Candidates kept by the first pass for a top-`k` (then scanned in int8).
+pub fn binary_candidates(k: usize) -> usize {
+    (k * 20).max(2000)
+}
+
+/// The first pass of one query over one collection: each slot's estimate and
+/// how many slots have each estimate.
+pub(crate) struct Estimates {
+    est: Vec<u16>,
+    hist: Vec<u32>,
+}
+
+impl Estimates {
+    fn of(part: &Part, q: &Query) -> Estimates {
+        let mut est = Vec::new();
+        quant::first_pass(&q.planes, &part.bits, &mut est);
+        let mut hist = vec![0u32; q.planes.len() * 64 * 3 + 1];
+        for &e in &est {
+            hist[e as usize] += 1;
+        }
+        Estimates { est, hist }
+    }
+
+    /// The highest estimate that at least `m` slots reach (0: all slots).
+    fn cut(&self, m: usize) -> u16 {
+        let mut seen = 0usize;
+        for (e, &n) in self.hist.iter().enumerate().rev() {
+            seen += n as usize;
+            if seen >= m {
+                return e as u16;
+            }
+        }
+        0
+    }
+}
+
+/// Orders scan candidates by score (a min-heap keeps the best).
+#[derive(PartialEq)]
+struct Scored(f32, u32);
+impl Eq for Scored {}
+impl PartialOrd for Scored {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Scored {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&o.0).then(o.1.cmp(&self.1))
+    }
+}
+
+/// Which memories a search may return (by id); `None`: all.
+pub(crate) type Admit<'a> = Option<&'a dyn Fn(i64) -> bool>;
+
+impl Inner {
+    /// Top `k` of `collection` by cosine among the memories `admit` takes;
+    /// `est` keeps the first pass of `q` for later calls with the same query.
+    pub(super) fn knn(
+        &self,
+        collection: &str,
+        q: &Query,
+        k: usize,
+        est: &mut Option<Estimates>,
+        admit: Admit,
+    ) -> Neighbours {
+        let Some(&p) = self.names.get(collection) else { return Vec::new() };
+        let part = &self.parts[p as usize];
+        let binary = part.ids.len() >= BINARY_FROM;
+        self.knn_in(part, q, k, binary.then_some(est), admit)
+    }
+
+    /// With `est` (large collections), the first pass first.
+    fn knn_in(
+        &self,
+        part: &Part,
+        q: &Query,
+        k: usize,
+        est: Option<&mut Option<Estimates>>,
+        admit: Admit,
+    ) -> Neighbours {
+        let n = part.ids.len();
+        let m = candidates(k).min(n);
+        if m == 0 {
+            return Vec::new();
+        }
+        if let Some(est) = est {
+            let est = est.get_or_insert_with(|| Estimates::of(part, q));
+            // Beyond an eighth of the collection a shortlist costs about as much
+            // as the int8 scan of all, which is then made at once.
+            let mut wide = binary_candidates(k);
+            while wide <= n / 8 {
+                if let Some(out) = self.by_first_pass(part, q, k, (est, wide), admit) {
+                    return out;
+                }
+                wide *= 4;
+            }
+        }
+        let mut scores = Vec::new();
+        match admit {
+            Some(admit) => {
+                let slots: Vec<u32> = (0..n as u32).filter(|&s| admit(part.ids[s as usize])).collect();
+                q.approx_slots(&part.hi, &part.scale, &slots, &mut scores);
+            }
+            None => {
+                let mut dots = Vec::new();
+                let mut approx = Vec::new();
+                q.approx_all(&part.hi, &part.scale, &mut dots, &mut approx);
+                scores.extend(approx.into_iter().zip(0u32..));
+            }
+        }
+        self.rescored(part, q, top(scores.into_iter(), m), k)
+    }
+
+    /// Top `k` of the memories `ids` of `collection` (a few thousand: each is
+    /// looked up, scanned in int8, the best re-scored).
+    pub(super) fn knn_among(&self, collection: &str, ids: &[i64], q: &Query, k: usize) -> Neighbours {
+        let Some(&p) = self.names.get(collection) else { return Vec::new() };
+        let slots: Vec<u32> =
+            ids.iter().filter_map(|id| self.slots.get(id).filter(|(pp, _)| *pp == p).map(|&(_, s)| s)).collect();
+        let part = &self.parts[p as usize];
+        let mut scored = Vec::new();
+        q.approx_slots(&part.hi, &part.scale, &slots, &mut scored);
+        self.rescored(part, q, top(scored.into_iter(), candidates(k)), k)
+    }
+
+    /// The vectors the first pass ranks in the best `wide` that `admit` takes,
+    /// scanned in int8 and re-scored; `None` when the result cannot be trusted
+    /// (see the module docs; fewer than `k` found is not trusted either).
+    fn by_first_pass(
+        &self,
+        part: &Part,
+        q: &Query,
+        k: usize,
+        (est, wide): (&Estimates, usize),
+        admit: Admit,
+    ) -> Option<Neighbours> {
+        let cut = est.cut(wide);
+        let slots: Vec<u32> = est
+            .est
+            .iter()
+            .zip(0u32..)
+            .filter(|&(&e, s)| e >= cut && admit.is_none_or(|a| a(part.ids[s as usize])))
+            .map(|(_, s)| s)
+            .collect();
+        let mut scored = Vec::new();
+        q.approx_slots(&part.hi, &part.scale, &slots, &mut scored);
+        let shell = scored
+            .iter()
+            .filter(|&&(_, s)| est.est[s as usize] < cut.saturating_add(SHELL))
+            .fold(f32::NEG_INFINITY, |m, &(a, _)| m.max(a));
+        let out = self.rescored(part, q, top(scored.into_iter(), candidates(k)), k);
+        let trusted = cut == 0
+            || out.len() == k.min(part.ids.len()) && out.last().is_some_and(|&(cos, _)| cos >= shell + BINARY_MARGIN);
+        trusted.then_some(out)
+    }
+
+    /// The best `k` of `slots` re-scored with both planes.
+    fn rescored(&self, part: &Part, q: &Query, slots: Vec<u32>, k: usize) -> Neighbours {
+        let d = self.dim;
+        let mut out: Neighbours = slots
+            .into_iter()
+            .map(|s| {
+                let r = s as usize * d..(s as usize + 1) * d;
+                (q.rescore(&part.hi[r.clone()], &part.lo[r], part.scale[s as usize]), part.ids[s as usize])
+            })
+            .collect();
+        out.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
+        out.truncate(k);
+        out
+    }
+}
+
+/// The `m` best-scoring slots (a min-heap of the best so far).
+fn top(scored: impl Iterator<Item = (f32, u32)>, m: usize) -> Vec<u32> {
+    let mut heap: BinaryHeap<Reverse<Scored>> = BinaryHeap::with_capacity(m + 1);
+    let mut floor = f32::NEG_INFINITY;
+    for (score, s) in scored {
+        if heap.len() < m {
+            heap.push(Reverse(Scored(score, s)));
+            if heap.len() == m {
+                floor = heap.peek().map_or(floor, |r| r.0 .0);
+            }
+        } else if score > floor {
+            heap.pop();
+            heap.push(Reverse(Scored(score, s)));
+            floor = heap.peek().map_or(floor, |r| r.0 .0);
+        }
+    }
+    heap.into_iter().map(|Reverse(Scored(_, s))| s).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::quant::unit;
+    use super::*;
+    use std::collections::HashMap;
+
+    fn inner(dim: usize) -> Inner {
+        Inner { stamp: Some("m".into()), dim, ..Inner::default() }
+    }
+
+    /// Exact f32 scores, best first.
+    fn exact(all: &[(i64, Vec<f32>)], q: &[f32]) -> Vec<(f32, i64)> {
+        let mut s: Vec<(f32, i64)> = all.iter().map(|(id, v)| (crate::embed::cosine(q, v), *id)).collect();
+        s.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
+        s
+    }
+
+    #[test]
+    fn knn_equals_exact_f32_on_near_neighbours() {
+        // Clustered vectors: many near-ties, where int8 alone would misorder.
+        let dim = 384;
+        let centres: Vec<Vec<f32>> = (0..20).map(|c| unit(c, dim)).collect();
+        let all: Vec<(i64, Vec<f32>)> = (0..3000)
+            .map(|i| {
+                let noise = unit(10_000 + i as u64, dim);
+                let mut v: Vec<f32> = centres[i % 20].iter().zip(&noise).map(|(c, n)| c + 0.15 * n).collect();
+                let n = v.iter().map(|a| a * a).sum::<f32>().sqrt();
+                v.iter_mut().for_each(|a| *a /= n);
+                (i as i64 + 1, v)
+            })
+            .collect();
+        let mut idx = inner(dim);
+        for (id, v) in &all {
+            idx.insert(*id, "c", v);
+        }
+        for t in 0..40u64 {
+            let q = &all[(t * 71) as usize % all.len()].1;
+            let want = exact(&all, q);
+            let score: HashMap<i64, f32> = want.iter().map(|&(s, id)| (id, s)).collect();
+            for k in [1, 8, 40] {
+                let got = idx.knn("c", &Query::new(q), k, &mut None, None);
+                assert_eq!(got.len(), k);
+                // Same order as f32 up to ties closer than 1e-5 (f32 rounding of the
+                // sum itself is ~1e-7): the i-th result scores what the i-th should.
+                for (i, (s, id)) in got.iter().enumerate() {
+                    assert!(
+                        (score[id] - want[i].0).abs() < 1e-5,
+                        "query {t}, k {k}, rank {i}: {} vs {}",
+                        score[id],
+                        want[i].0
+                    );
+                    assert!((s - score[id]).abs() < 1e-5, "re-scored {s} vs exact {}", score[id]);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn sign_bit_pass_keeps_the_true_neighbours() {
+        // 20k clustered vectors (400 clusters of 50). Ranks 51-80 are then
+        // near-orthogonal to the query (cosine ~0.05, differences ~0.01), which
+        // sign bits cannot rank (the pass alone found 99.3 % of them): the index
+        // must notice and scan all, so nothing is lost.
+        let dim = 384;
+        let centres: Vec<Vec<f32>> = (0..400).map(|c| unit(c, dim)).collect();
+        let mut idx = inner(dim);
+        let mut all = Vec::new();
+        for i in 0..20_000usize {
+            let noise = unit(100_000 + i as u64, dim);
+            let mut v: Vec<f32> = centres[i % 400].iter().zip(&noise).map(|(c, n)| c + 0.6 * n).collect();
+            let n = v.iter().map(|a| a * a).sum::<f32>().sqrt();
+            v.iter_mut().for_each(|a| *a /= n);
+            idx.insert(i as i64, "c", &v);
+            all.push((i as i64, v));
+        }
+        let part = &idx.parts[0];
+        let (mut found, mut wanted, mut distrusted) = (0, 0, 0);
+        for t in 0..10u64 {
+            let q = unit(7_000 + t, dim);
+            let q: Vec<f32> = centres[(t * 37 % 400) as usize].iter().zip(&q).map(|(c, n)| c + 0.6 * n).collect();
+            let want: Vec<i64> = exact(&all, &q).into_iter().take(80).map(|x| x.1).collect();
+            let q = Query::new(&q);
+            let got = idx.knn_in(part, &q, 80, Some(&mut None), None);
+            let est = Estimates::of(part, &q);
+            distrusted += usize::from(idx.by_first_pass(part, &q, 80, (&est, binary_candidates(80)), None).is_none());
+            found += got.iter().filter(|(_, id)| want.contains(id)).count();
+            wanted += want.len();
+            let close: Vec<i64> = got.iter().take(50).map(|x| x.1).collect();
+            assert_eq!(close, want[..50], "the query's own cluster, in order");
+        }
+        assert_eq!(found, wanted, "recall@80");
+        assert!(distrusted > 0, "the noise-level tail is noticed");
+        // Top 10 of the same data: all within the query's cluster, well above the
+        // noise, so the sign-bit pass is trusted and exact.
+        for t in 0..10u64 {
+            let q = unit(7_000 + t, dim);
+            let q: Vec<f32> = centres[(t * 37 % 400) as usize].iter().zip(&q).map(|(c, n)| c + 0.6 * n).collect();
+            let want: Vec<i64> = exact(&all, &q).into_iter().take(10).map(|x| x.1).collect();
+            let q = Query::new(&q);
+            let est = Estimates::of(part, &q);
+            let got = idx
+                .by_first_pass(part, &q, 10, (&est, binary_candidates(10)), None)
+                .expect("trusted: neighbours far above the noise");
+            assert_eq!(got.iter().map(|x| x.1).collect::<Vec<_>>(), want);
+            // A filter that admits a third of the memories: its 10 nearest.
+            let admit = |id: i64| id % 3 == 0;
+            let admitted: Vec<(i64, Vec<f32>)> = all.iter().filter(|(id, _)| admit(*id)).cloned().collect();
+            let want: Vec<i64> = exact(&admitted, &q.exact).into_iter().take(10).map(|x| x.1).collect();
+            let got = idx.knn_in(part, &q, 10, Some(&mut None), Some(&admit));
+            assert_eq!(got.iter().map(|x| x.1).collect::<Vec<_>>(), want, "admitted");
+        }
+    }
+
+    #[test]
+    fn knn_among_ranks_only_the_ids_asked_for() {
+        let dim = 64;
+        let all: Vec<(i64, Vec<f32>)> = (1..=500).map(|id| (id, unit(id as u64, dim))).collect();
+        let mut idx = inner(dim);
+        for (id, v) in &all {
+            idx.insert(*id, if id % 50 == 0 { "other" } else { "c" }, v);
+        }
+        let among: Vec<i64> = (1..=500).filter(|id| id % 7 == 0).chain([9_999]).collect();
+        let q = unit(77, dim);
+        let subset: Vec<(i64, Vec<f32>)> =
+            all.iter().filter(|(id, _)| among.contains(id) && id % 50 != 0).cloned().collect();
+        let want = exact(&subset, &q);
+        for k in [1, 10, 1000] {
+            let got = idx.knn_among("c", &among, &Query::new(&q), k);
+            assert_eq!(got.len(), k.min(subset.len()));
+            for ((s, id), (ws, wid)) in got.iter().zip(&want) {
+                assert_eq!(id, wid, "k {k}");
+                assert!((s - ws).abs() < 1e-5);
+            }
+        }
+        assert!(idx.knn_among("missing", &among, &Query::new(&q), 10).is_empty());
+        // The same memories through an admit function.
+        let admit = |id: i64| among.contains(&id);
+        let got = idx.knn("c", &Query::new(&q), 10, &mut None, Some(&admit));
+        assert_eq!(got.iter().map(|x| x.1).collect::<Vec<_>>(), want.iter().take(10).map(|x| x.1).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn remove_moves_the_last_slot_and_collections_stay_apart() {
+        let mut idx = inner(8);
+        for id in 1..=5 {
+            idx.insert(id, if id == 5 { "other" } else { "c" }, &unit(id as u64, 8));
+        }
+        idx.remove(2);
+        idx.insert(3, "c", &unit(99, 8)); // replace
+        let q = Query::new(&unit(4, 8));
+        let got: Vec<i64> = idx.knn("c", &q, 10, &mut None, None).into_iter().map(|x| x.1).collect();
+        assert_eq!(got.len(), 3);
+        assert_eq!(got[0], 4);
+        assert!(!got.contains(&2) && !got.contains(&5));
+        let q = Query::new(&unit(99, 8));
+        assert_eq!(idx.knn("c", &q, 1, &mut None, None)[0].1, 3);
+        assert_eq!(idx.knn("other", &q, 10, &mut None, None).len(), 1);
+        assert!(idx.knn("missing", &q, 10, &mut None, None).is_empty());
+    }
+}
