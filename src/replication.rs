@@ -51,6 +51,10 @@ pub struct Change {
     /// Creation time on the origin robot's clock (informative only: no decision
     /// reads a clock).
     pub created_at: String,
+    /// When the memory expires (stored-time format; `None`: never). It expires on
+    /// every robot at that time, each by its own clock.
+    #[serde(default)]
+    pub expires_at: Option<String>,
 }
 
 impl Change {
@@ -175,6 +179,7 @@ mod tests {
             perception_data: None,
             perception_metadata: None,
             created_at: String::new(),
+            expires_at: None,
         };
         assert!(c.newer_than(1, "z"));
         assert!(c.newer_than(2, "a"));

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use hub::{sync_once, wait_for, Robot, Server, Sync};
-use robotmem::{Db, LearnRequest};
+use robotmem::{Db, LearnRequest, RecallRequest};
 use view::*;
 
 #[test]
@@ -400,6 +400,44 @@ fn a_hub_restored_from_an_old_backup_gets_the_memories_again() {
     assert!(err.contains("the hub is behind this file"), "{err}");
     assert_eq!(hub_view(&hub).len(), 8);
     synced(sync_once(&f2, &r2, &[]));
+    converged(&hub, &[f1, f2]).unwrap();
+}
+
+#[test]
+fn an_expired_memory_expires_on_every_robot() {
+    let Some(server) = Server::get("an_expired_memory_expires_on_every_robot") else { return };
+    let hub = server.hub("fleet_expiry");
+    let (r1, r2) = (hub.add_robot("r1"), hub.add_robot("r2"));
+    let dir = temp();
+    let (f1, f2) = (dir.path().join("r1.db"), dir.path().join("r2.db"));
+    let (db1, db2) = (open(&f1), open(&f2));
+    let text = "a pallet blocks aisle 4 near the charger";
+    db1.learn(&LearnRequest { insight: text, ttl_seconds: Some(3600.0), ..Default::default() }).unwrap();
+    synced(sync_once(&f1, &r1, &[]));
+    synced(sync_once(&f2, &r2, &[]));
+    let recalled = |db: &Db| {
+        let r = db.recall(&RecallRequest { query: "pallet aisle 4", min_confidence: 0.0, ..Default::default() });
+        r.unwrap().hits.iter().map(|h| h.memory.id).collect::<Vec<_>>()
+    };
+    let on2 = recalled(&db2);
+    assert_eq!(on2.len(), 1, "r2 got the memory");
+    let (m1, m2) = (db1.get(id_of(&db1, &f1, text)).unwrap(), db2.get(on2[0]).unwrap());
+    assert!(m1.expires_at.is_some() && m2.expires_at == m1.expires_at, "{m1:?} / {m2:?}");
+    // r1 learns the pallet was moved: it expires now, on r1 and, after a sync, on r2.
+    db1.set_expiry(m1.id, None, Some("2020-01-01T00:00:00Z")).unwrap();
+    assert!(recalled(&db1).is_empty());
+    synced(sync_once(&f1, &r1, &[]));
+    synced(sync_once(&f2, &r2, &[]));
+    assert!(recalled(&db2).is_empty(), "expired on r2 too");
+    assert!(db2.get(m2.id).unwrap().expired, "readable by id there, expired");
+    // The hub's current state holds the expiry.
+    let at: Option<String> = hub.admin().query_one("SELECT expires_at FROM fleet.memories", &[]).unwrap().get(0);
+    assert_eq!(at.as_deref(), Some("2020-01-01T00:00:00.000Z"));
+    // Renewed on r2, renewed on r1.
+    db2.set_expiry(m2.id, Some(600.0), None).unwrap();
+    synced(sync_once(&f2, &r2, &[]));
+    synced(sync_once(&f1, &r1, &[]));
+    assert_eq!(recalled(&db1), vec![m1.id]);
     converged(&hub, &[f1, f2]).unwrap();
 }
 

@@ -101,6 +101,7 @@ fn change_of(conn: &Connection, robot: &str, id: i64, seq: i64) -> Result<Option
         perception_data: m.perception_data,
         perception_metadata: m.perception_metadata,
         created_at: m.created_at,
+        expires_at: m.expires_at,
     }))
 }
 

@@ -207,6 +207,7 @@ impl Db {
                 if old.is_some_and(|o| o.content == c.content && o.context == c.context && o.category == c.category) {
                     tx.prepare_cached("UPDATE memories SET writer = ?2, version = ?3 WHERE id = ?1")?
                         .execute(params![id, rep.writer, rep.version])?;
+                    memory::set_expiry(tx, id, d.expires_at.as_deref())?;
                     self.apply_status(tx, id, c, &rep, &d, vec_ok)?;
                 } else if let Some(dup) = self.duplicate(tx, &d, vec_ok, Some(id))? {
                     // Its new text is a memory held here already: it joins that one and
@@ -270,6 +271,8 @@ impl Db {
         };
         let mut d = self.draft(kind, &c.content, req).ok()?;
         d.ctx_json = c.context.clone();
+        // Its expiry as sent (a malformed one is refused with the memory).
+        d.expires_at = c.expires_at.as_deref().map(|t| crate::limits::timestamp("expires_at", t)).transpose().ok()?;
         Some(d)
     }
 
@@ -333,6 +336,7 @@ impl Db {
         )?;
         memory::unindex(tx, id)?;
         memory::set_auto_tags(tx, id, &d.cls.tags)?;
+        memory::set_expiry(tx, id, d.expires_at.as_deref())?;
         if vec_ok {
             self.store_embedding(tx, id, d.collection, d.vector.as_ref())?;
         }

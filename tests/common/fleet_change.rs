@@ -26,5 +26,6 @@ pub fn change(gid: &str, writer: &str, seq: i64, version: i64, content: &str) ->
         perception_data: None,
         perception_metadata: None,
         created_at: "2026-11-26T00:00:00.000Z".into(),
+        expires_at: None,
     }
 }

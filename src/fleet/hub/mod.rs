@@ -186,14 +186,15 @@ pub fn push(
         .execute(
             "INSERT INTO fleet.changes (writer, seq, global_id, version, origin, deleted, status, superseded_by,
                  collection, kind, category, confidence, content, context, tags, perception_type,
-                 perception_data, perception_metadata, created_at)
+                 perception_data, perception_metadata, created_at, expires_at)
              SELECT writer, seq, global_id::uuid, version, origin, deleted, status, superseded_by::uuid,
                  collection, kind, category, confidence, content, context::jsonb, tags, perception_type,
-                 decode(perception_data, 'hex'), perception_metadata, created_at
+                 decode(perception_data, 'hex'), perception_metadata, created_at, expires_at
              FROM jsonb_to_recordset($1::text::jsonb) AS x(writer text, seq bigint, global_id text, version bigint,
                  origin text, deleted boolean, status text, superseded_by text, collection text, kind text,
                  category text, confidence double precision, content text, context text, tags text[],
-                 perception_type text, perception_data text, perception_metadata text, created_at text)
+                 perception_type text, perception_data text, perception_metadata text, created_at text,
+                 expires_at text)
              ORDER BY seq
              ON CONFLICT DO NOTHING",
             &[&batch.to_string()],
@@ -239,7 +240,8 @@ pub fn pull(
         .query(
             "SELECT m.global_id::text, m.origin, m.writer, m.version, m.seq, m.deleted, m.status,
                     m.superseded_by::text, m.collection, m.kind, m.category, m.confidence, m.content,
-                    m.context::text, m.tags, m.perception_type, m.perception_data, m.perception_metadata, m.created_at
+                    m.context::text, m.tags, m.perception_type, m.perception_data, m.perception_metadata, m.created_at,
+                    m.expires_at
              FROM fleet.robots r
              LEFT JOIN unnest($2::text[], $3::int8[]) AS w(writer, mark) ON w.writer = r.robot_id
              CROSS JOIN LATERAL (
@@ -279,6 +281,7 @@ pub fn pull(
             perception_data: r.get(16),
             perception_metadata: r.get(17),
             created_at: r.get(18),
+            expires_at: r.get(19),
         })
         .collect())
 }

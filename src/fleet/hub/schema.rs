@@ -17,7 +17,7 @@
 //! call run as the schema owner and check who calls.
 
 /// Migrations: entry `i` brings the hub from version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1];
+pub const MIGRATIONS: &[&str] = &[V1, V2];
 
 const V1: &str = r#"
 DO $$ BEGIN
@@ -200,4 +200,40 @@ GRANT SELECT ON fleet.memories, fleet.schema_migrations TO fleet_robot;
 GRANT SELECT (robot_id, last_seq, registered_at, claimed_at, last_push_at) ON fleet.robots TO fleet_robot;
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA fleet FROM PUBLIC;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA fleet TO fleet_robot;
+"#;
+
+/// Version 2 (robotmem 0.5): a memory's expiry travels with it (`expires_at`, the
+/// robots' stored-time text; NULL: never), on changes and current states, and the
+/// trigger keeps it like the other columns.
+const V2: &str = r#"
+ALTER TABLE fleet.changes ADD COLUMN expires_at text;
+ALTER TABLE fleet.memories ADD COLUMN expires_at text;
+CREATE OR REPLACE FUNCTION fleet.apply_change() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path = pg_catalog, fleet AS
+$$
+BEGIN
+    IF NEW.origin <> NEW.writer AND NOT EXISTS (SELECT 1 FROM fleet.memories WHERE global_id = NEW.global_id) THEN
+        RAISE EXCEPTION 'robot % may not create memory % in the name of robot %', NEW.writer, NEW.global_id, NEW.origin
+            USING ERRCODE = '23514';
+    END IF;
+    INSERT INTO fleet.memories AS m (global_id, origin, writer, version, seq, deleted, status, superseded_by,
+        collection, kind, category, confidence, content, context, tags, perception_type, perception_data,
+        perception_metadata, created_at, expires_at)
+    VALUES (NEW.global_id, NEW.origin, NEW.writer, NEW.version, NEW.seq, NEW.deleted, NEW.status,
+        NEW.superseded_by, NEW.collection, NEW.kind, NEW.category, NEW.confidence, NEW.content, NEW.context,
+        NEW.tags, NEW.perception_type, NEW.perception_data, NEW.perception_metadata, NEW.created_at, NEW.expires_at)
+    ON CONFLICT (global_id) DO UPDATE SET
+        writer = EXCLUDED.writer, version = EXCLUDED.version, seq = EXCLUDED.seq, deleted = EXCLUDED.deleted,
+        status = EXCLUDED.status, superseded_by = EXCLUDED.superseded_by, collection = EXCLUDED.collection,
+        kind = EXCLUDED.kind, category = EXCLUDED.category, confidence = EXCLUDED.confidence,
+        content = EXCLUDED.content, context = EXCLUDED.context, tags = EXCLUDED.tags,
+        perception_type = EXCLUDED.perception_type, perception_data = EXCLUDED.perception_data,
+        perception_metadata = EXCLUDED.perception_metadata, expires_at = EXCLUDED.expires_at, updated_at = now()
+    WHERE NOT m.deleted
+      AND (EXCLUDED.deleted OR (EXCLUDED.version, EXCLUDED.writer) > (m.version, m.writer));
+    RETURN NULL;
+END
+$$;
+REVOKE ALL ON FUNCTION fleet.apply_change() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fleet.apply_change() TO fleet_robot;
 "#;
