@@ -1,5 +1,5 @@
 //! The in-process vector index against sqlite-vec, with the real model: the
-//! same neighbours as sqlite-vec's exact KNN, loaded from sqlite-vec's chunk
+//! same neighbours as sqlite-vec's exact KNN (up to the int8 codes' error), loaded from sqlite-vec's chunk
 //! tables, kept in sync with other handles' writes, and transactions' own
 //! vectors visible to their dedup before commit.
 
@@ -60,8 +60,9 @@ fn learn_all(db: &Db, texts: &[String]) -> Vec<i64> {
     db.learn_batch(&reqs).unwrap().into_iter().map(|o| o.memory_id).collect()
 }
 
-/// The index's and sqlite-vec's top `k`: same memories in the same order, up to
-/// scores closer than 1e-5.
+/// The index's and sqlite-vec's top `k`: the i-th of each scores the same, up to
+/// the int8 codes' error (a re-scored cosine is within 2e-3 of the exact one, so
+/// neighbours nearer to each other than that may trade places).
 fn assert_same_neighbours(store: &Store, index: &VectorIndex, e: &dyn Embedder, queries: &[&str], k: usize) {
     for q in queries {
         let v = match e.embed(&[q], TextKind::Query).unwrap().pop().unwrap() {
@@ -73,7 +74,7 @@ fn assert_same_neighbours(store: &Store, index: &VectorIndex, e: &dyn Embedder, 
         assert_eq!(near.len(), exact.len(), "{q}");
         for (i, ((cos, _), (_, d))) in near.iter().zip(&exact).enumerate() {
             let want = vectors::cosine_from_l2(*d) as f32;
-            assert!((cos - want).abs() < 1e-5, "{q}: rank {i}: index {cos} vs sqlite-vec {want}");
+            assert!((cos - want).abs() < 2e-3, "{q}: rank {i}: index {cos} vs sqlite-vec {want}");
         }
     }
 }

@@ -3,10 +3,9 @@
 //! sqlite-vec's `vec0` table stays the store of record, but its KNN costs about
 //! 0.5–0.7 µs per stored vector (4–7 ms at 10k, 52–74 ms at 100k on the
 //! benchmark machine) and a read of one vector by rowid about 250 µs. This index
-//! keeps every vector as 16-bit codes in two int8 planes plus its sign bits
-//! ([`quant`]): a KNN scans the int8 plane (one byte per dimension, SIMD)
-//! and re-scores a few times `k` candidates with both planes, which ranks as f32
-//! does. Large collections are first narrowed by the sign bits (`scan`,
+//! keeps every vector as an int8 code plus its sign bits ([`quant`]): a KNN
+//! scans the codes (one byte per dimension, SIMD) and re-scores a few times `k`
+//! candidates with the f32 query. Large collections are first narrowed by the sign bits (`scan`,
 //! [`BINARY_FROM`]).
 //!
 //! The index is stored with the other index snapshots when the handle closes
@@ -56,7 +55,6 @@ struct Part {
     ids: Vec<i64>,
     bits: Vec<u64>,
     hi: Vec<i8>,
-    lo: Vec<i8>,
     scale: Vec<f32>,
 }
 
@@ -260,7 +258,7 @@ impl VectorIndex {
     }
 
     /// The vector of memory `id` as of the last sync plus the calling thread's
-    /// staged writes (decoded from its 16-bit codes when it comes from the index).
+    /// staged writes (decoded from its int8 code when it comes from the index).
     pub fn vector(&self, id: i64) -> Option<Vec<f32>> {
         if let Some(own) = self.staged.lock().get(&std::thread::current().id()) {
             if let Some(w) = own.iter().rev().find(|w| w.id == id) {
@@ -270,7 +268,7 @@ impl VectorIndex {
         let inner = self.inner.read();
         let &(p, s) = inner.slots.get(&id)?;
         let (part, d, s) = (&inner.parts[p as usize], inner.dim, s as usize);
-        Some(quant::decode(&part.hi[s * d..(s + 1) * d], &part.lo[s * d..(s + 1) * d], part.scale[s]))
+        Some(quant::decode(&part.hi[s * d..(s + 1) * d], part.scale[s]))
     }
 
     /// Records a vector written (with `rev`) by the calling thread's open write
@@ -355,7 +353,6 @@ impl Inner {
         part.ids.push(id);
         part.bits.extend(quant::sign_bits(v));
         part.hi.extend_from_slice(&code.hi);
-        part.lo.extend_from_slice(&code.lo);
         part.scale.push(code.scale);
     }
 
@@ -368,7 +365,6 @@ impl Inner {
         if s != last {
             part.bits.copy_within(last * w..(last + 1) * w, s * w);
             part.hi.copy_within(last * d..(last + 1) * d, s * d);
-            part.lo.copy_within(last * d..(last + 1) * d, s * d);
             part.scale[s] = part.scale[last];
             part.ids[s] = part.ids[last];
             self.slots.insert(part.ids[s], (p, s as u32));
@@ -377,6 +373,5 @@ impl Inner {
         part.scale.pop();
         part.bits.truncate(last * w);
         part.hi.truncate(last * d);
-        part.lo.truncate(last * d);
     }
 }

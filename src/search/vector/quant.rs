@@ -1,19 +1,22 @@
 //! Vector codes of the in-process vector index: each unit vector is stored as
-//! 16-bit fixed point split into two int8 planes, `v ≈ scale · (256·hi + lo)`.
+//! an int8 code with its own scale, `v ≈ scale · code` (`scale` = largest |component|
+//! / 127), a quarter of the f32 bytes.
 //!
-//! The KNN scan reads only `hi` (an int8 code with its own per-vector scale: a
-//! quarter of the f32 bytes) and keeps a few times `k` candidates; those are
-//! re-scored with both planes, whose error (≤ scale/2 per component, i.e. about
-//! 1e-5 of the vector's largest component) is far below the model's own noise, so
-//! the re-scored order equals the f32 order (tests compare with exact f32 KNN).
+//! The KNN scan multiplies a 7-bit code of the query with the stored codes and
+//! keeps a few times `k` candidates; those are re-scored with the f32 query
+//! against the stored codes. The code's error (≤ scale/2 per component, about
+//! 4e-4 of a unit vector's component at 512 dimensions) moves a cosine by about
+//! 5e-4 (standard deviation; tests bound it), far below the model's own noise:
+//! the re-scored order is the f32 order except between neighbours closer than
+//! that (recall@10 against exact f32 KNN is measured by the tests and the
+//! workload benchmark).
 
-/// Largest |code| of the 16-bit value: keeps `hi` within -127..=127.
-const FULL: f32 = 32512.0;
+/// Largest |code|.
+const FULL: f32 = 127.0;
 
-/// The two int8 planes and the scale of one vector.
+/// The int8 code and the scale of one vector.
 pub struct Code {
     pub hi: Vec<i8>,
-    pub lo: Vec<i8>,
     pub scale: f32,
 }
 
@@ -21,16 +24,8 @@ pub struct Code {
 pub fn encode(v: &[f32]) -> Code {
     let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
     let scale = if max > 0.0 && max.is_finite() { max / FULL } else { 0.0 };
-    let mut hi = Vec::with_capacity(v.len());
-    let mut lo = Vec::with_capacity(v.len());
-    for &x in v {
-        let q = if scale > 0.0 { (x / scale).round().clamp(-FULL, FULL) as i32 } else { 0 };
-        // floor((q + 128) / 256) keeps lo = q - 256·hi within -128..=127.
-        let h = (q + 128) >> 8;
-        hi.push(h as i8);
-        lo.push((q - 256 * h) as i8);
-    }
-    Code { hi, lo, scale }
+    let hi = v.iter().map(|&x| if scale > 0.0 { (x / scale).round().clamp(-FULL, FULL) as i8 } else { 0 }).collect();
+    Code { hi, scale }
 }
 
 /// A query quantised for the scan: a 7-bit code (±64) and the factor that turns
@@ -43,6 +38,7 @@ pub struct Query {
     /// Sum of the code's whole 32-byte blocks (for the AVX2 kernel).
     q_sum: i32,
     pub code: Vec<i8>,
+    /// Turns `dot(code, hi) · scale_of_vector` into a dot product.
     pub factor: f32,
 }
 
@@ -52,11 +48,10 @@ impl Query {
         let s = if max > 0.0 && max.is_finite() { max / QUERY_MAX } else { 0.0 };
         let code =
             q.iter().map(|x| if s > 0.0 { (x / s).round().clamp(-QUERY_MAX, QUERY_MAX) as i8 } else { 0 }).collect();
-        // hi is in units of 256·scale.
         let code: Vec<i8> = code;
         let q_sum = code[..code.len() / 32 * 32].iter().map(|&x| x as i32).sum();
         let planes = weight_planes(q, &sign_bits(q));
-        Query { exact: q.to_vec(), planes, code, q_sum, factor: s * 256.0 }
+        Query { exact: q.to_vec(), planes, code, q_sum, factor: s }
     }
 
     /// Approximate dot products with stored vectors (their `hi` planes, one
@@ -106,19 +101,19 @@ impl Query {
         }
     }
 
-    /// Dot product with a stored vector from both planes.
-    pub fn rescore(&self, hi: &[i8], lo: &[i8], scale: f32) -> f32 {
+    /// Dot product of the f32 query with a stored vector's code.
+    pub fn rescore(&self, hi: &[i8], scale: f32) -> f32 {
         let mut acc = 0f32;
-        for ((q, &h), &l) in self.exact.iter().zip(hi).zip(lo) {
-            acc += q * (256 * h as i32 + l as i32) as f32;
+        for (q, &h) in self.exact.iter().zip(hi) {
+            acc += q * h as f32;
         }
         acc * scale
     }
 }
 
-/// The stored vector back from its planes.
-pub fn decode(hi: &[i8], lo: &[i8], scale: f32) -> Vec<f32> {
-    hi.iter().zip(lo).map(|(&h, &l)| (256 * h as i32 + l as i32) as f32 * scale).collect()
+/// The stored vector back from its code.
+pub fn decode(hi: &[i8], scale: f32) -> Vec<f32> {
+    hi.iter().map(|&h| h as f32 * scale).collect()
 }
 
 /// Sign bits of a vector (bit i of word i/64 set when `v[i] >= 0`): the
@@ -339,28 +334,35 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sixteen_bit_codes_are_near_exact() {
-        for seed in 0..50 {
-            let (v, q) = (unit(seed, 384), unit(seed + 1000, 384));
+    fn int8_codes_are_close() {
+        let mut errors = Vec::new();
+        for seed in 0..200 {
+            let (v, q) = (unit(seed, 512), unit(seed + 1000, 512));
             let c = encode(&v);
-            let back = decode(&c.hi, &c.lo, c.scale);
+            let back = decode(&c.hi, c.scale);
             let worst = v.iter().zip(&back).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
-            assert!(worst <= c.scale, "component error {worst} above one step {}", c.scale);
+            assert!(worst <= c.scale / 2.0 + 1e-7, "component error {worst} above half a step {}", c.scale);
             let exact: f32 = v.iter().zip(&q).map(|(a, b)| a * b).sum();
             let query = Query::new(&q);
-            assert!((query.rescore(&c.hi, &c.lo, c.scale) - exact).abs() < 2e-5);
+            let err = query.rescore(&c.hi, c.scale) - exact;
+            assert!(err.abs() < 2e-3, "re-scored error {err}");
+            errors.push(err as f64);
             // The int8 scan score is only an estimate, but a close one.
             let (mut dots, mut approx) = (Vec::new(), Vec::new());
             query.approx_all(&c.hi, &[c.scale], &mut dots, &mut approx);
             assert!((approx[0] - exact).abs() < 0.02);
         }
+        let sd = (errors.iter().map(|e| e * e).sum::<f64>() / errors.len() as f64).sqrt();
+        assert!(sd < 6e-4, "cosine error standard deviation {sd}");
     }
 
     #[test]
     fn extreme_values_keep_within_int8() {
         let c = encode(&[1.0, -1.0, 0.5, -0.5, 0.0, 1.0 / 65024.0]);
-        assert_eq!((c.hi[0], c.hi[1]), (127, -127));
-        assert_eq!(decode(&c.hi, &c.lo, c.scale)[..5], [1.0, -1.0, 0.5, -0.5, 0.0]);
+        assert_eq!((c.hi[0], c.hi[1], c.hi[5]), (127, -127, 0));
+        let back = decode(&c.hi, c.scale);
+        assert_eq!(back[..2], [1.0, -1.0]);
+        assert!((back[2] - 0.5).abs() <= c.scale / 2.0 && (back[3] + 0.5).abs() <= c.scale / 2.0);
         let z = encode(&[0.0; 8]);
         assert_eq!(z.scale, 0.0);
     }

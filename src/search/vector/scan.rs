@@ -192,14 +192,14 @@ impl Inner {
         trusted.then_some(out)
     }
 
-    /// The best `k` of `slots` re-scored with both planes.
+    /// The best `k` of `slots` re-scored with the f32 query.
     fn rescored(&self, part: &Part, q: &Query, slots: Vec<u32>, k: usize) -> Neighbours {
         let d = self.dim;
         let mut out: Neighbours = slots
             .into_iter()
             .map(|s| {
                 let r = s as usize * d..(s as usize + 1) * d;
-                (q.rescore(&part.hi[r.clone()], &part.lo[r], part.scale[s as usize]), part.ids[s as usize])
+                (q.rescore(&part.hi[r], part.scale[s as usize]), part.ids[s as usize])
             })
             .collect();
         out.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
@@ -244,9 +244,33 @@ mod tests {
         s
     }
 
+    /// `centre + 0.6 · noise`, as a unit vector.
+    fn near(centre: &[f32], noise: &[f32]) -> Vec<f32> {
+        let v: Vec<f32> = centre.iter().zip(noise).map(|(c, n)| c + 0.6 * n).collect();
+        let n = v.iter().map(|a| a * a).sum::<f32>().sqrt();
+        v.iter().map(|a| a / n).collect()
+    }
+
+    /// Largest error of a re-scored cosine (the int8 code's, see `quant`).
+    const CODE_ERROR: f32 = 2e-3;
+
+    /// `got` is the exact order `want` up to the codes' error: the i-th result
+    /// scores (exactly) what the i-th should, and its re-scored cosine is close to
+    /// its exact one. Returns how many of `want`'s ids `got` holds.
+    fn ranked_like(got: &Neighbours, want: &[(f32, i64)], what: &str) -> usize {
+        let score: HashMap<i64, f32> = want.iter().map(|&(s, id)| (id, s)).collect();
+        for (i, (s, id)) in got.iter().enumerate() {
+            let exact = score.get(id).copied().unwrap_or(f32::NEG_INFINITY);
+            assert!((exact - want[i].0).abs() < CODE_ERROR, "{what}, rank {i}: {exact} vs {}", want[i].0);
+            assert!((s - exact).abs() < CODE_ERROR, "{what}: re-scored {s} vs exact {exact}");
+        }
+        let wanted: std::collections::HashSet<i64> = want.iter().take(got.len()).map(|x| x.1).collect();
+        got.iter().filter(|(_, id)| wanted.contains(id)).count()
+    }
+
     #[test]
-    fn knn_equals_exact_f32_on_near_neighbours() {
-        // Clustered vectors: many near-ties, where int8 alone would misorder.
+    fn knn_equals_exact_f32_up_to_the_code_error() {
+        // Clustered vectors: many near-ties, which codes may order either way.
         let dim = 384;
         let centres: Vec<Vec<f32>> = (0..20).map(|c| unit(c, dim)).collect();
         let all: Vec<(i64, Vec<f32>)> = (0..3000)
@@ -262,24 +286,16 @@ mod tests {
         for (id, v) in &all {
             idx.insert(*id, "c", v);
         }
+        // Members of a cluster are within ~1e-3 of each other's cosine, so which of
+        // them make the cut at k is up to the codes (recall@k is measured on spread
+        // neighbours below and by the workload benchmark on real vectors).
         for t in 0..40u64 {
             let q = &all[(t * 71) as usize % all.len()].1;
             let want = exact(&all, q);
-            let score: HashMap<i64, f32> = want.iter().map(|&(s, id)| (id, s)).collect();
             for k in [1, 8, 40] {
                 let got = idx.knn("c", &Query::new(q), k, &mut None, None);
                 assert_eq!(got.len(), k);
-                // Same order as f32 up to ties closer than 1e-5 (f32 rounding of the
-                // sum itself is ~1e-7): the i-th result scores what the i-th should.
-                for (i, (s, id)) in got.iter().enumerate() {
-                    assert!(
-                        (score[id] - want[i].0).abs() < 1e-5,
-                        "query {t}, k {k}, rank {i}: {} vs {}",
-                        score[id],
-                        want[i].0
-                    );
-                    assert!((s - score[id]).abs() < 1e-5, "re-scored {s} vs exact {}", score[id]);
-                }
+                ranked_like(&got, &want, &format!("query {t}, k {k}"));
             }
         }
     }
@@ -306,38 +322,45 @@ mod tests {
         let (mut found, mut wanted, mut distrusted) = (0, 0, 0);
         for t in 0..10u64 {
             let q = unit(7_000 + t, dim);
-            let q: Vec<f32> = centres[(t * 37 % 400) as usize].iter().zip(&q).map(|(c, n)| c + 0.6 * n).collect();
-            let want: Vec<i64> = exact(&all, &q).into_iter().take(80).map(|x| x.1).collect();
+            let q = near(&centres[(t * 37 % 400) as usize], &q);
+            let ranked = exact(&all, &q);
+            let want: Vec<i64> = ranked.iter().take(80).map(|x| x.1).collect();
             let q = Query::new(&q);
             let got = idx.knn_in(part, &q, 80, Some(&mut None), None);
             let est = Estimates::of(part, &q);
             distrusted += usize::from(idx.by_first_pass(part, &q, 80, (&est, binary_candidates(80)), None).is_none());
-            found += got.iter().filter(|(_, id)| want.contains(id)).count();
+            found += ranked_like(&got, &ranked, &format!("query {t}"));
             wanted += want.len();
-            let close: Vec<i64> = got.iter().take(50).map(|x| x.1).collect();
-            assert_eq!(close, want[..50], "the query's own cluster, in order");
+            let mut close: Vec<i64> = got.iter().take(50).map(|x| x.1).collect();
+            let mut cluster = want[..50].to_vec();
+            close.sort_unstable();
+            cluster.sort_unstable();
+            assert_eq!(close, cluster, "the query's own cluster");
         }
-        assert_eq!(found, wanted, "recall@80");
+        assert!(found as f64 >= 0.99 * wanted as f64, "recall@80: {found} of {wanted}");
         assert!(distrusted > 0, "the noise-level tail is noticed");
         // Top 10 of the same data: all within the query's cluster, well above the
-        // noise, so the sign-bit pass is trusted and exact.
+        // noise, so the sign-bit pass is trusted (and the order exact up to the
+        // codes' error: a near-tie at rank 10 may go either way).
+        let mut found = 0;
         for t in 0..10u64 {
             let q = unit(7_000 + t, dim);
-            let q: Vec<f32> = centres[(t * 37 % 400) as usize].iter().zip(&q).map(|(c, n)| c + 0.6 * n).collect();
-            let want: Vec<i64> = exact(&all, &q).into_iter().take(10).map(|x| x.1).collect();
+            let q = near(&centres[(t * 37 % 400) as usize], &q);
+            let want = exact(&all, &q);
             let q = Query::new(&q);
             let est = Estimates::of(part, &q);
             let got = idx
                 .by_first_pass(part, &q, 10, (&est, binary_candidates(10)), None)
                 .expect("trusted: neighbours far above the noise");
-            assert_eq!(got.iter().map(|x| x.1).collect::<Vec<_>>(), want);
+            found += ranked_like(&got, &want, "top 10");
             // A filter that admits a third of the memories: its 10 nearest.
             let admit = |id: i64| id % 3 == 0;
             let admitted: Vec<(i64, Vec<f32>)> = all.iter().filter(|(id, _)| admit(*id)).cloned().collect();
-            let want: Vec<i64> = exact(&admitted, &q.exact).into_iter().take(10).map(|x| x.1).collect();
+            let want = exact(&admitted, &q.exact);
             let got = idx.knn_in(part, &q, 10, Some(&mut None), Some(&admit));
-            assert_eq!(got.iter().map(|x| x.1).collect::<Vec<_>>(), want, "admitted");
+            found += ranked_like(&got, &want, "admitted");
         }
+        assert!(found >= 196, "recall@10: {found} of 200");
     }
 
     #[test]
@@ -356,16 +379,14 @@ mod tests {
         for k in [1, 10, 1000] {
             let got = idx.knn_among("c", &among, &Query::new(&q), k);
             assert_eq!(got.len(), k.min(subset.len()));
-            for ((s, id), (ws, wid)) in got.iter().zip(&want) {
-                assert_eq!(id, wid, "k {k}");
-                assert!((s - ws).abs() < 1e-5);
-            }
+            ranked_like(&got, &want, &format!("k {k}"));
+            assert!(got.iter().all(|(_, id)| subset.iter().any(|(s, _)| s == id)), "k {k}");
         }
         assert!(idx.knn_among("missing", &among, &Query::new(&q), 10).is_empty());
         // The same memories through an admit function.
         let admit = |id: i64| among.contains(&id);
-        let got = idx.knn("c", &Query::new(&q), 10, &mut None, Some(&admit));
-        assert_eq!(got.iter().map(|x| x.1).collect::<Vec<_>>(), want.iter().take(10).map(|x| x.1).collect::<Vec<_>>());
+        let by_admit = idx.knn("c", &Query::new(&q), 10, &mut None, Some(&admit));
+        assert_eq!(by_admit, idx.knn_among("c", &among, &Query::new(&q), 10));
     }
 
     #[test]

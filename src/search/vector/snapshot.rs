@@ -6,12 +6,12 @@
 //! random number of this save, the dimension, each collection's vector count,
 //! the number of part rows; sealed with its checksum), and `vector part N`
 //! (magic `RMVP`, the save's number, the collection's number, the vector count,
-//! then little-endian arrays: ids, scales, sign bits, `hi` codes, `lo` codes)
+//! then little-endian arrays: ids, scales, sign bits, int8 codes)
 //! of at most [`PART_VECTORS`] vectors each, so that loading holds one row's
 //! bytes at a time beside the index, never a copy of all of it. The part rows
 //! are not sealed: each row's binding tag covers a 128-bit digest of all its
 //! bytes (`Cover::Digest`), checked before it is decoded (SHA-256 or a 64-bit
-//! FNV over ~110 MB at 100k 512-d vectors would add 100–120 ms to every open).
+//! FNV over ~58 MB at 100k 512-d vectors would add 50–60 ms to every open).
 //! Every row is bound to its name
 //! (a swapped part is not its name's), the format names the model stamp (a
 //! snapshot of another model's vectors is not looked at), all rows must be of
@@ -33,10 +33,10 @@ use crate::search::snapshot::{
 const HEADER: &str = "vector";
 const MAGIC_HEADER: &[u8; 4] = b"RMVH";
 const MAGIC_PART: &[u8; 4] = b"RMVP";
-/// Vectors in one part row (about 1.1 MB at 512 dimensions).
+/// Vectors in one part row (about 0.6 MB at 512 dimensions).
 pub(crate) const PART_VECTORS: usize = 1024;
 /// Bump with any change to the codes ([`super::quant`]) or to this layout.
-const VECTOR_RULES: u32 = 1;
+const VECTOR_RULES: u32 = 2;
 
 /// What a snapshot of `stamp`'s vectors must say it is to be loaded by this build.
 fn format(stamp: &str) -> String {
@@ -99,7 +99,6 @@ pub(super) fn load(conn: &Connection, stamp: &str, dim: usize, head: i64) -> Res
             ids: Vec::with_capacity(n),
             bits: Vec::with_capacity(n * w),
             hi: Vec::with_capacity(n * dim),
-            lo: Vec::with_capacity(n * dim),
             scale: Vec::with_capacity(n),
         });
     }
@@ -122,8 +121,7 @@ fn decode_part(bytes: &[u8], h: &Header, inner: &mut Inner) -> std::result::Resu
     let p = r.below(h.names.len() as u64)? as u32;
     let n = r.below(PART_VECTORS as u64 + 1)? as usize;
     let (d, w) = (inner.dim, inner.dim.div_ceil(64));
-    let (ids, scales, bits, hi, lo) =
-        (r.bytes(n * 8)?, r.bytes(n * 4)?, r.bytes(n * w * 8)?, r.bytes(n * d)?, r.bytes(n * d)?);
+    let (ids, scales, bits, hi) = (r.bytes(n * 8)?, r.bytes(n * 4)?, r.bytes(n * w * 8)?, r.bytes(n * d)?);
     if !r.done() {
         return Err(Damaged);
     }
@@ -147,7 +145,6 @@ fn decode_part(bytes: &[u8], h: &Header, inner: &mut Inner) -> std::result::Resu
     }
     part.bits.extend(bits.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))));
     part.hi.extend(hi.iter().map(|&b| b as i8));
-    part.lo.extend(lo.iter().map(|&b| b as i8));
     Ok(())
 }
 
@@ -191,7 +188,7 @@ pub(super) fn save(conn: &Connection, inner: &Inner, min_changes: i64) -> Result
 /// Slots `from..to` of `part` (collection number `p`) as a part row.
 fn encode_part(dim: usize, save: u64, p: usize, part: &Part, from: usize, to: usize) -> Vec<u8> {
     let w = dim.div_ceil(64);
-    let mut out = Vec::with_capacity(32 + (to - from) * (12 + 8 * w + 2 * dim));
+    let mut out = Vec::with_capacity(32 + (to - from) * (12 + 8 * w + dim));
     out.extend_from_slice(MAGIC_PART);
     out.extend_from_slice(&save.to_le_bytes());
     put(&mut out, p as u64);
@@ -200,6 +197,5 @@ fn encode_part(dim: usize, save: u64, p: usize, part: &Part, from: usize, to: us
     part.scale[from..to].iter().for_each(|s| out.extend_from_slice(&s.to_le_bytes()));
     part.bits[from * w..to * w].iter().for_each(|b| out.extend_from_slice(&b.to_le_bytes()));
     out.extend(part.hi[from * dim..to * dim].iter().map(|&c| c as u8));
-    out.extend(part.lo[from * dim..to * dim].iter().map(|&c| c as u8));
     out
 }
