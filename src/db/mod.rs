@@ -158,9 +158,10 @@ impl Db {
             text::preload_segmenter();
         }
         let store = Store::open(&opts)?;
+        let (index, vindex) = (search::text::TextIndex::default(), search::vector::VectorIndex::default());
         let (embedder, embed_note) = match opts.embeddings {
             false => (None, "embeddings are turned off in the open options; BM25 only".to_string()),
-            true => match embed::load(&opts.embed_settings()) {
+            true => match Self::load_model_meanwhile(&opts, &store, &index, &vindex) {
                 Ok(e) => (Some(e), String::new()),
                 Err(e) => (None, e.message),
             },
@@ -174,8 +175,8 @@ impl Db {
             store,
             opts,
             touches: Mutex::new(touches::Pending::default()),
-            index: Default::default(),
-            vindex: Default::default(),
+            index,
+            vindex,
             points: Default::default(),
             columns: Default::default(),
             embedder,
@@ -190,6 +191,35 @@ impl Db {
             })?;
         }
         Ok(db)
+    }
+
+    /// Loads the embedding model (ONNX Runtime session, tokenizer, stamp hash:
+    /// 100–300 ms) on a thread of its own and meanwhile loads, on this one, what
+    /// the first recall would: the text index and the vector index of the model the
+    /// file's vectors are stamped with (from their snapshots). Best effort: a
+    /// failure here leaves the index to the first call that needs it, which reports
+    /// it; a model other than the stamped one reloads the vector index there.
+    fn load_model_meanwhile(
+        opts: &OpenOptions,
+        store: &Store,
+        index: &search::text::TextIndex,
+        vindex: &search::vector::VectorIndex,
+    ) -> Result<Box<dyn embed::Embedder>> {
+        let settings = opts.embed_settings();
+        std::thread::scope(|s| {
+            let model = std::thread::Builder::new()
+                .name("robotmem-model".into())
+                .spawn_scoped(s, || embed::load(&settings))
+                .map_err(|e| Error::internal(format!("cannot start a thread to load the model: {e}")))?;
+            let _ = store.read(|c| {
+                index.sync(c)?;
+                if let Some(stamp) = vectors::stamp(c)?.as_deref().and_then(embed::ModelStamp::decode) {
+                    vindex.sync(c, &stamp)?;
+                }
+                Ok(())
+            });
+            model.join().unwrap_or_else(|_| Err(Error::internal("loading the model failed (a panic)")))
+        })
     }
 
     pub fn options(&self) -> &OpenOptions {

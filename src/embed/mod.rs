@@ -192,6 +192,15 @@ impl ModelStamp {
     pub fn encode(&self) -> String {
         format!("{}/{}/{}", self.name, self.dim, self.hash)
     }
+
+    /// The stamp [`Self::encode`] wrote (`None`: not of that form).
+    pub fn decode(s: &str) -> Option<ModelStamp> {
+        let mut it = s.rsplitn(3, '/');
+        let hash = it.next()?.to_string();
+        let dim = it.next()?.parse().ok().filter(|&d| d > 0)?;
+        let name = it.next()?.to_string();
+        Some(ModelStamp { name, dim, hash })
+    }
 }
 
 /// The embedding of one text.
