@@ -8,7 +8,7 @@ use rusqlite::Connection;
 use super::{group, Db};
 use crate::error::{Error, Result};
 use crate::limits;
-use crate::search::recall::{self, Plan};
+use crate::search::recall::{self, PendingVector, Plan};
 use crate::search::{ContextFilter, SpatialSort};
 use crate::store::memory;
 use crate::text;
@@ -55,31 +55,41 @@ impl Db {
         // search; nor while the stored vectors are another model's (no point
         // embedding the query). An index that holds this model's vectors says
         // they were ready at the last sync, which saves a read on every recall.
-        let query = match &self.embedder {
+        let wanted = match &self.embedder {
             Some(e) if req.query.chars().any(char::is_alphanumeric) => {
-                let ready = self.vindex.holds(e.stamp()) || self.store.read(|c| self.vectors_ready(c))?;
-                if ready {
-                    self.embed_query(req.query)
-                } else {
-                    None
-                }
+                self.vindex.holds(e.stamp()) || self.store.read(|c| self.vectors_ready(c))?
             }
-            _ => None,
-        };
-        let vector = match &query {
-            None => QueryVector::None,
-            Some(None) => QueryVector::Unrepresentable,
-            Some(Some(_)) => QueryVector::Embedded,
+            _ => false,
         };
         let cjk = text::cjk_share(req.query);
-        let query = query.flatten();
-        let (hits, mode) = self.store.read(|conn| {
-            if req.group_similar {
-                self.grouped_hits(conn, &mut plan, query.as_deref(), cjk)
-            } else {
-                self.hits(conn, &plan, query.as_deref(), cjk)
-            }
-        })?;
+        // The query is embedded on a thread of its own while this one starts the
+        // recall (the read transaction, the indexes' syncs, the BM25 list).
+        let (found, vector) = std::thread::scope(|s| {
+            let embedding = wanted
+                .then(|| std::thread::Builder::new().spawn_scoped(s, || self.embed_query(req.query)).ok())
+                .flatten();
+            let query = PendingVector::later(move || match embedding {
+                Some(h) => h.join().ok().flatten(),
+                None if wanted => self.embed_query(req.query),
+                None => None,
+            });
+            let found = self.store.read(|conn| {
+                let query = wanted.then_some(&query);
+                if req.group_similar {
+                    self.grouped_hits(conn, &mut plan, query, cjk)
+                } else {
+                    self.hits(conn, &plan, query, cjk)
+                }
+            });
+            let vector = match query.outcome() {
+                _ if !wanted => QueryVector::None,
+                None => QueryVector::None,
+                Some(None) => QueryVector::Unrepresentable,
+                Some(Some(_)) => QueryVector::Embedded,
+            };
+            (found, vector)
+        });
+        let (hits, mode) = found?;
         if record {
             self.record_recall(&hits, mode);
         }
@@ -92,7 +102,7 @@ impl Db {
         &self,
         conn: &Connection,
         plan: &Plan,
-        query: Option<&[f32]>,
+        query: Option<&PendingVector>,
         query_cjk: f64,
     ) -> Result<(Vec<Hit>, SearchMode)> {
         let query = match (query, &self.embedder) {
@@ -122,7 +132,7 @@ impl Db {
         &self,
         conn: &Connection,
         plan: &mut Plan,
-        query: Option<&[f32]>,
+        query: Option<&PendingVector>,
         query_cjk: f64,
     ) -> Result<(Vec<Hit>, SearchMode)> {
         let n = plan.n;

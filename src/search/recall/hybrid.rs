@@ -116,9 +116,39 @@ fn accept(plan: &Plan, c: Candidate, cosine: Option<f64>) -> Option<Entry> {
     Some(Entry { id: c.id, is_real: c.is_real, lexical: c.lexical, cosine, distance })
 }
 
-/// Runs the plan with `q` as the second list. `q.near` is synced in this read
-/// transaction.
-pub(super) fn run(conn: &Connection, index: &TextIndex, plan: &Plan, q: &Query) -> Result<(Vec<Ranked>, SearchMode)> {
+/// The BM25 list of a hybrid recall (made before the query's vector is needed);
+/// `None` with spatial_sort, which ranks otherwise.
+pub(super) struct Words(Option<Vec<Entry>>);
+
+/// The BM25 list: memories that pass every filter, in BM25 order, at most the
+/// fusion depth.
+pub(super) fn words_list(conn: &Connection, index: &TextIndex, plan: &Plan) -> Result<Words> {
+    if plan.spatial.is_some() {
+        return Ok(Words(None));
+    }
+    let depth = fusion_depth(plan.n);
+    let mut by_words = Vec::new();
+    if !plan.words.is_empty() {
+        let ranking = candidates::ranking(conn, index, plan)?;
+        candidates::for_each_ranked(conn, ranking, plan, |c| {
+            if let Some(e) = accept(plan, c, None) {
+                by_words.push(e);
+            }
+            Ok(by_words.len() < depth)
+        })?;
+    }
+    Ok(Words(Some(by_words)))
+}
+
+/// Runs the plan with `q` as the second list and `words` ([`words_list`]) as the
+/// first. `q.near` is synced in this read transaction.
+pub(super) fn run(
+    conn: &Connection,
+    index: &TextIndex,
+    plan: &Plan,
+    q: &Query,
+    words: Words,
+) -> Result<(Vec<Ranked>, SearchMode)> {
     if plan.spatial.is_some() {
         index.sync(conn)?;
         // Distance orders these results; the fused score only breaks its ties, at
@@ -132,16 +162,10 @@ pub(super) fn run(conn: &Connection, index: &TextIndex, plan: &Plan, q: &Query) 
     }
     let depth = fusion_depth(plan.n);
     let (mut by_vector, nearest) = vector_list(conn, plan, q, depth)?;
-    let mut by_words = Vec::new();
-    if !plan.words.is_empty() {
-        let ranking = candidates::ranking(conn, index, plan)?;
-        candidates::for_each_ranked(conn, ranking, plan, |c| {
-            if let Some(e) = accept(plan, c, None) {
-                by_words.push(e);
-            }
-            Ok(by_words.len() < depth)
-        })?;
-    }
+    let mut by_words = match words.0 {
+        Some(list) => list,
+        None => words_list(conn, index, plan)?.0.unwrap_or_default(),
+    };
     let mode = match (by_words.is_empty(), by_vector.is_empty()) {
         (false, true) => SearchMode::Bm25Only,
         (true, false) => SearchMode::VecOnly,

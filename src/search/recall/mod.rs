@@ -48,9 +48,35 @@ pub struct Indexes<'a> {
     pub vector: &'a VectorIndex,
 }
 
+/// The query's vector, possibly still being made on another thread while the
+/// recall starts (its BM25 list needs no vector): [`PendingVector::get`] waits
+/// for it the first time.
+pub struct PendingVector<'a> {
+    outcome: std::cell::OnceCell<Option<Option<Vec<f32>>>>,
+    wait: std::cell::Cell<Option<Box<dyn FnOnce() -> Option<Option<Vec<f32>>> + 'a>>>,
+}
+
+impl<'a> PendingVector<'a> {
+    /// A vector to come from `f`: `None` when embedding failed, `Some(None)` when
+    /// the model cannot represent the query.
+    pub fn later(f: impl FnOnce() -> Option<Option<Vec<f32>>> + 'a) -> Self {
+        PendingVector { outcome: Default::default(), wait: std::cell::Cell::new(Some(Box::new(f))) }
+    }
+
+    /// What embedding the query gave (waits for it).
+    pub fn outcome(&self) -> &Option<Option<Vec<f32>>> {
+        self.outcome.get_or_init(|| self.wait.take().and_then(|f| f()))
+    }
+
+    /// The query's vector (waits for it); `None`: no vector.
+    pub fn get(&self) -> Option<&[f32]> {
+        self.outcome().as_ref()?.as_deref()
+    }
+}
+
 /// The query's embedding, for hybrid recall.
-pub struct QueryEmbedding<'a> {
-    pub vector: &'a [f32],
+pub struct QueryEmbedding<'a, 'v> {
+    pub vector: &'a PendingVector<'v>,
     /// The model that made it.
     pub model: &'a ModelStamp,
     pub fusion: FusionConfig,
@@ -59,8 +85,8 @@ pub struct QueryEmbedding<'a> {
 }
 
 /// Runs the plan: hybrid when the query has a vector and the stored vectors are
-/// its model's (the vector index is then synced in this read transaction), else
-/// BM25 alone. Results best first (nearest first with spatial_sort), scores
+/// its model's (the vector index is then synced in this read transaction, and the
+/// BM25 list made before the query's vector is waited for), else BM25 alone. Results best first (nearest first with spatial_sort), scores
 /// normalised to a maximum of 1.0.
 pub fn run(
     conn: &Connection,
@@ -70,10 +96,13 @@ pub fn run(
 ) -> Result<(Vec<Ranked>, SearchMode)> {
     match query {
         Some(q) if vectors::matches(conn, q.model)? => {
+            // What needs no vector first: the query's may still be on its way.
             indexes.vector.sync(conn, q.model)?;
+            let words = hybrid::words_list(conn, indexes.text, plan)?;
+            let Some(vector) = q.vector.get() else { return lexical::run(conn, indexes.text, plan) };
             let near = Nearest { index: indexes.vector, model: q.model, collection: plan.collection };
-            let query = hybrid::Query { vector: q.vector, near, fusion: q.fusion, query_cjk: q.cjk };
-            hybrid::run(conn, indexes.text, plan, &query)
+            let query = hybrid::Query { vector, near, fusion: q.fusion, query_cjk: q.cjk };
+            hybrid::run(conn, indexes.text, plan, &query, words)
         }
         _ => lexical::run(conn, indexes.text, plan),
     }
