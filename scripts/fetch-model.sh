@@ -528,13 +528,6 @@ source          $USE_PKG==$USE_PKG_VERSION  ($USE_WHEEL, sha256 $USE_WHEEL_SHA)
 model.onnx      the source graph without its first node, onnxruntime-extensions' SentencepieceTokenizer
                 custom op (and that op's constants); standard ONNX ops only (opset 12).
                 sha256 $USE_ONNX_SHA
-model.data      its weights of 64 KiB and more (the 17 shards of the 128000 x 512 int8 embedding
-                table and 16 other tensors, 69.3 MB) as ONNX external data (location "model.data",
-                offsets aligned to 64 KiB; scripts/onnx_external.py), which onnxruntime memory-maps:
-                processes share these pages. Replace the files by rename, never in place, while a
-                process has them open. sha256 $USE_DATA_SHA
-                The pair gives bit-identical outputs to the same graph with its weights inline
-                (checked at each conversion).
                 inputs   token_ids   int32 [n]          the ids of all texts of a batch, concatenated,
                                                         each as <s>=1 ... </s>=2
                          row_splits  int64 [batch + 1]  [0, n1, n1 + n2, ...]
@@ -544,6 +537,13 @@ model.data      its weights of 64 KiB and more (the 17 shards of the 128000 x 51
                 Activations are quantised over the whole batch (DynamicQuantizeLinear), so an embedding
                 depends a little on the texts batched with it (cosine >= 0.99 on tests/data); embed one
                 text per run for vectors that do not depend on the batch.
+model.data      its weights of 64 KiB and more (the 17 shards of the embedding table, 7530 x 512 int8
+                each, and 16 other tensors; 69.3 MB) as ONNX external data (location "model.data",
+                offsets aligned to 64 KiB; scripts/onnx_external.py), which onnxruntime memory-maps:
+                processes share these pages. Replace the files by rename, never in place, while a
+                process has them open. sha256 $USE_DATA_SHA
+                The pair gives bit-identical outputs to the same graph with its weights inline
+                (checked at each conversion).
 sentencepiece.model  the op's SentencePiece model, unchanged (unigram, 128000 pieces, nmt_nfkc
                 normaliser; <unk>=0, <s>=1, </s>=2, no padding piece).
 tokenizer.json  the same tokenizer for the tokenizers library, written by its Python build 0.22.2
