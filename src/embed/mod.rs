@@ -6,7 +6,9 @@
 //! downloaded, ever. A model directory holds `model.onnx`, `tokenizer.json` and
 //! `robotmem-model.json` ([`ModelConfig`]: dimension, pooling, normalisation,
 //! token limit, query/passage prefixes), so other models (bge-small, e5 with its
-//! prefixes, 768-d models) drop in by configuration.
+//! prefixes, 768-d models) drop in by configuration; and, for a model whose
+//! weights are ONNX external data (the default model), `model.data`, which ONNX
+//! Runtime memory-maps (replace it by rename, never in place, while it is in use).
 //!
 //! When the runtime or the model is missing or broken, [`load`] says why and the
 //! engine runs in `bm25_only` mode.

@@ -2,7 +2,8 @@
 //! (the model's `tokenizer.json`, truncated to the model's limit, padded to the
 //! longest text of the batch), run, pool under the attention mask, normalise.
 
-use std::path::Path;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
 
 use ort::session::{builder::GraphOptimizationLevel, Session, SessionInputValue};
 use ort::value::Tensor;
@@ -38,35 +39,28 @@ fn tensor<T: ort::value::PrimitiveTensorElementType + std::fmt::Debug + Clone + 
 }
 
 impl OnnxEmbedder {
-    // The builder's error type is ONNX Runtime's own (large); it is mapped at once.
-    #[allow(clippy::result_large_err)]
+    /// Opens the model of `dir`. The stamp hash (the model files' SHA-256) and
+    /// the tokenizer parse run on their own threads while ONNX Runtime creates
+    /// the session; when several steps fail, the error is the one the
+    /// sequential order (tokenizer, hash, session) would give.
     pub fn open(env: &ort::environment::Environment, dir: &Path, threads: usize) -> Result<OnnxEmbedder> {
         let cfg = ModelConfig::read(dir)?;
         let model_path = dir.join("model.onnx");
         let tok_path = dir.join("tokenizer.json");
         let tok_bytes =
             std::fs::read(&tok_path).map_err(|e| unavailable(format!("cannot read {}: {e}", tok_path.display())))?;
-        let mut tokenizer = unigram::from_bytes(&tok_bytes)
-            .map_err(|e| unavailable(format!("{} is not a usable tokenizer: {e}", tok_path.display())))?;
-        tokenizer
-            .with_truncation(Some(TruncationParams { max_length: cfg.max_tokens, ..Default::default() }))
-            .map_err(|e| unavailable(format!("tokenizer truncation: {e}")))?;
-        tokenizer.with_padding(None);
-        // Hashed in pieces and loaded by path: the model file is never held in
-        // memory next to the session built from it (a lower peak RSS at open).
-        let hash = model_hash(&model_path, &tok_bytes, &cfg)
-            .map_err(|e| unavailable(format!("cannot read {}: {e}", model_path.display())))?;
+        let (tokenizer, hash, session) = std::thread::scope(|s| {
+            let tokenizer = s.spawn(|| read_tokenizer(&tok_bytes, &tok_path, &cfg));
+            // Hashed in pieces and loaded by path: the model files are never held
+            // in memory next to the session built from them (a lower peak RSS at open).
+            let hash = s.spawn(|| model_hash(dir, &tok_bytes, &cfg));
+            let session = create_session(env, &model_path, threads);
+            (join(tokenizer), join(hash), session)
+        });
+        let tokenizer = tokenizer?;
+        let hash = hash.map_err(|(path, e)| unavailable(format!("cannot read {}: {e}", path.display())))?;
+        let session = session?;
         let stamp = ModelStamp { name: cfg.name.clone(), dim: cfg.dim, hash };
-        let fail = |e: &dyn std::fmt::Display| unavailable(format!("cannot load {}: {e}", model_path.display()));
-        let session = ort::session::builder::SessionBuilder::new(env)
-            .map_err(|e| fail(&e))?
-            .with_intra_threads(threads)
-            .and_then(|b| b.with_inter_threads(1))
-            .and_then(|b| b.with_intra_op_spinning(false))
-            .and_then(|b| b.with_optimization_level(GraphOptimizationLevel::All))
-            .map_err(|e| fail(&e))?
-            .commit_from_file(&model_path)
-            .map_err(|e| fail(&e))?;
         let names: Vec<&str> = session.inputs().iter().map(|i| i.name()).collect();
         let required: &[&str] = match cfg.inputs {
             Inputs::Padded => &["input_ids", "attention_mask"],
@@ -249,18 +243,53 @@ impl Embedder for OnnxEmbedder {
     }
 }
 
-/// Stamp hash: model bytes, tokenizer bytes and every setting that changes vectors.
-fn model_hash(model: &Path, tokenizer: &[u8], cfg: &ModelConfig) -> std::io::Result<String> {
-    use std::io::Read;
+/// The result of a scoped thread (its panic, if it panicked, goes on unwinding here).
+fn join<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+}
+
+/// The tokenizer of `tokenizer.json`, truncating to the model's limit, not padding.
+fn read_tokenizer(bytes: &[u8], path: &Path, cfg: &ModelConfig) -> Result<Tokenizer> {
+    let mut tokenizer = unigram::from_bytes(bytes)
+        .map_err(|e| unavailable(format!("{} is not a usable tokenizer: {e}", path.display())))?;
+    tokenizer
+        .with_truncation(Some(TruncationParams { max_length: cfg.max_tokens, ..Default::default() }))
+        .map_err(|e| unavailable(format!("tokenizer truncation: {e}")))?;
+    tokenizer.with_padding(None);
+    Ok(tokenizer)
+}
+
+/// The ONNX Runtime session of `model.onnx` (its external data, `model.data`,
+/// is memory-mapped by ONNX Runtime).
+// The builder's error type is ONNX Runtime's own (large); it is mapped at once.
+#[allow(clippy::result_large_err)]
+fn create_session(env: &ort::environment::Environment, model_path: &Path, threads: usize) -> Result<Session> {
+    let fail = |e: &dyn std::fmt::Display| unavailable(format!("cannot load {}: {e}", model_path.display()));
+    ort::session::builder::SessionBuilder::new(env)
+        .map_err(|e| fail(&e))?
+        .with_intra_threads(threads)
+        .and_then(|b| b.with_inter_threads(1))
+        .and_then(|b| b.with_intra_op_spinning(false))
+        .and_then(|b| b.with_optimization_level(GraphOptimizationLevel::All))
+        .map_err(|e| fail(&e))?
+        .commit_from_file(model_path)
+        .map_err(|e| fail(&e))
+}
+
+/// Stamp hash: the bytes of `model.onnx` and, when there is one, of its external
+/// data `model.data` (each after its length), the tokenizer bytes and every
+/// setting that changes vectors. An error names the file it is about.
+fn model_hash(dir: &Path, tokenizer: &[u8], cfg: &ModelConfig) -> std::result::Result<String, (PathBuf, io::Error)> {
     let mut h = Sha256::new();
-    let mut f = std::fs::File::open(model)?;
-    h.update(f.metadata()?.len().to_le_bytes());
     let mut buf = vec![0u8; 1 << 16];
-    loop {
-        match f.read(&mut buf)? {
-            0 => break,
-            n => h.update(&buf[..n]),
-        }
+    let model = dir.join("model.onnx");
+    let f = std::fs::File::open(&model).map_err(|e| (model.clone(), e))?;
+    hash_file(&mut h, f, &mut buf).map_err(|e| (model, e))?;
+    let data = dir.join("model.data");
+    match std::fs::File::open(&data) {
+        Ok(f) => hash_file(&mut h, f, &mut buf).map_err(|e| (data, e))?,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err((data, e)),
     }
     h.update((tokenizer.len() as u64).to_le_bytes());
     h.update(tokenizer);
@@ -269,4 +298,25 @@ fn model_hash(model: &Path, tokenizer: &[u8], cfg: &ModelConfig) -> std::io::Res
         cfg.pooling, cfg.normalize, cfg.max_tokens, cfg.query_prefix, cfg.passage_prefix
     ));
     Ok(h.finalize()[..16].iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Feeds the length of `f`, then its bytes, to `h`; fails if the file does not
+/// hold as many bytes as its length says (it changed while being read).
+fn hash_file(h: &mut Sha256, mut f: std::fs::File, buf: &mut [u8]) -> io::Result<()> {
+    let len = f.metadata()?.len();
+    h.update(len.to_le_bytes());
+    let mut read = 0u64;
+    loop {
+        match f.read(buf)? {
+            0 => break,
+            n => {
+                h.update(&buf[..n]);
+                read += n as u64;
+            }
+        }
+    }
+    if read != len {
+        return Err(io::Error::new(io::ErrorKind::UnexpectedEof, format!("{read} bytes read, length {len}")));
+    }
+    Ok(())
 }
