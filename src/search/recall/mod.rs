@@ -52,19 +52,22 @@ pub struct Indexes<'a> {
 /// recall starts (its BM25 list needs no vector): [`PendingVector::get`] waits
 /// for it the first time.
 pub struct PendingVector<'a> {
-    outcome: std::cell::OnceCell<Option<Option<Vec<f32>>>>,
-    wait: std::cell::Cell<Option<Box<dyn FnOnce() -> Option<Option<Vec<f32>>> + 'a>>>,
+    outcome: std::cell::OnceCell<Embedded>,
+    wait: std::cell::Cell<Option<Box<dyn FnOnce() -> Embedded + 'a>>>,
 }
 
+/// What embedding a query gave: `None` when embedding failed, `Some(None)` when
+/// the model cannot represent the query.
+pub type Embedded = Option<Option<Vec<f32>>>;
+
 impl<'a> PendingVector<'a> {
-    /// A vector to come from `f`: `None` when embedding failed, `Some(None)` when
-    /// the model cannot represent the query.
-    pub fn later(f: impl FnOnce() -> Option<Option<Vec<f32>>> + 'a) -> Self {
+    /// A vector to come from `f`.
+    pub fn later(f: impl FnOnce() -> Embedded + 'a) -> Self {
         PendingVector { outcome: Default::default(), wait: std::cell::Cell::new(Some(Box::new(f))) }
     }
 
     /// What embedding the query gave (waits for it).
-    pub fn outcome(&self) -> &Option<Option<Vec<f32>>> {
+    pub fn outcome(&self) -> &Embedded {
         self.outcome.get_or_init(|| self.wait.take().and_then(|f| f()))
     }
 
