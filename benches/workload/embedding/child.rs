@@ -11,7 +11,8 @@ use serde_json::{json, Value};
 use super::knn::{time_knn, Knn};
 use super::model::{encode, inputs, session_builder, tokenizer};
 use super::util::{
-    embedder, english_texts, fill_random, hwm, memories, ms, open_db, opts, random_unit, raw_conn, rss, timed,
+    embedder, english_texts, fill_random, hwm, memories, ms, open_db, opts, random_unit, raw_conn, rss, rss_parts,
+    timed,
 };
 use super::{Args, RECALL_K};
 use crate::corpus::{self, Rng};
@@ -112,10 +113,12 @@ fn large_open(a: &Args) -> Value {
         db.recall(&q.request()).expect("recall");
     }
     let hwm_mix = hwm();
+    let (anon_mix, file_mix) = rss_parts();
     let (_, close) = timed(|| db.close().expect("close"));
     json!({"child": "large-open", "open_ms": ms(open), "first_recall_ms": ms(first_recall),
            "open_and_first_ms": ms(open + first_recall), "first_mode": format!("{:?}", first.mode),
-           "hwm_open_mib": hwm_open, "hwm_first_mib": hwm_first, "hwm_mix_mib": hwm_mix, "close_ms": ms(close), "hwm_mib": hwm()})
+           "hwm_open_mib": hwm_open, "hwm_first_mib": hwm_first, "hwm_mix_mib": hwm_mix,
+           "rss_anon_mix_mib": anon_mix, "rss_file_mix_mib": file_mix, "close_ms": ms(close), "hwm_mib": hwm()})
 }
 
 /// The pieces of a first open, in a fresh process: ONNX Runtime library + environment,

@@ -240,7 +240,7 @@ pub(super) fn hybrid_phase(a: &Args, dir: &Path, rep: &mut Report) {
     for run in 1..=2 {
         let v = super::child::spawn_on(a, dir, "large-open", Some(&path));
         println!(
-            "  fresh process {run} ({}): open {:.1} ms + first hybrid recall {:.1} ms ({}) = {:.1} ms; peak RSS {:.1} MiB after open, {:.1} MiB after the recall, {:.1} MiB after the mix; close {:.1} ms",
+            "  fresh process {run} ({}): open {:.1} ms + first hybrid recall {:.1} ms ({}) = {:.1} ms; peak RSS {:.1} MiB after open, {:.1} MiB after the recall, {:.1} MiB after the mix (resident then: {:.1} anonymous + {:.1} file-backed: libraries, mapped model weights); close {:.1} ms",
             ["vector index rebuilt", "vector index loaded"][run - 1],
             v["open_ms"].as_f64().unwrap_or(0.0),
             v["first_recall_ms"].as_f64().unwrap_or(0.0),
@@ -249,6 +249,8 @@ pub(super) fn hybrid_phase(a: &Args, dir: &Path, rep: &mut Report) {
             v["hwm_open_mib"].as_f64().unwrap_or(0.0),
             v["hwm_first_mib"].as_f64().unwrap_or(0.0),
             v["hwm_mix_mib"].as_f64().unwrap_or(0.0),
+            v["rss_anon_mix_mib"].as_f64().unwrap_or(0.0),
+            v["rss_file_mix_mib"].as_f64().unwrap_or(0.0),
             v["close_ms"].as_f64().unwrap_or(0.0),
         );
         colds.push(v);

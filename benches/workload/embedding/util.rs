@@ -48,6 +48,12 @@ pub(super) fn rss() -> f64 {
     mib(proc_status_kb("VmRSS"))
 }
 
+/// (anonymous, file-backed) resident MiB now: file pages (the mapped model
+/// weights, the libraries) are shared with other processes and reclaimable.
+pub(super) fn rss_parts() -> (f64, f64) {
+    (mib(proc_status_kb("RssAnon")), mib(proc_status_kb("RssFile")))
+}
+
 /// (busy jiffies of the whole machine, jiffies of this process and its waited-for
 /// children), from /proc/stat and /proc/self/stat.
 pub(super) fn cpu_jiffies() -> (u64, u64) {
