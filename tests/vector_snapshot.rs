@@ -225,3 +225,35 @@ fn a_snapshot_of_another_model_is_not_used() {
     db.close().unwrap();
     assert_eq!(reopen(&use_, &p).0, rebuilt(&use_, &p));
 }
+
+#[test]
+fn open_loads_the_indexes_while_the_model_loads() {
+    let Some((m, _dir, p)) = made("open_loads_the_indexes_while_the_model_loads") else { return };
+    let want = rebuilt(&m, &p);
+    let count = |sql: &str| -> usize {
+        rusqlite::Connection::open(&p).unwrap().query_row(sql, [], |r| r.get::<_, i64>(0)).unwrap() as usize
+    };
+    let (active, vectors) = (
+        count("SELECT count(*) FROM memories WHERE status = 'active'"),
+        count("SELECT count(*) FROM memories WHERE embedded = 1"),
+    );
+    assert!(active > MEMORIES as usize / 2 && vectors >= active, "{active} active, {vectors} vectors");
+    // With the model: both indexes are in memory when open returns, before any call.
+    let db = open(&m, &p);
+    assert_eq!(db.loaded_indexes(), (active, vectors));
+    assert_eq!(recalls(&db), want);
+    db.close().unwrap();
+    // Without it nothing is loaded ahead (the first call that needs an index does it).
+    let mut o = m.options(&p);
+    o.embeddings = false;
+    let db = Db::open(o).unwrap();
+    assert_eq!(db.loaded_indexes(), (0, 0));
+    db.close().unwrap();
+    // A file whose vectors are another model's: the text index is loaded, the vector
+    // index of the stamped model too, and the handle's own model then reloads it.
+    sql(&p, "UPDATE robotmem_meta SET value = 'other-model/512/00' WHERE key = 'embed_model'");
+    let db = open(&m, &p);
+    assert_eq!(db.loaded_indexes().0, active);
+    assert_eq!(db.embedding_status().unwrap().state, EmbeddingState::ModelMismatch);
+    db.close().unwrap();
+}

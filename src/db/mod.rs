@@ -222,6 +222,13 @@ impl Db {
         })
     }
 
+    /// Memories in the in-process text index and vectors in the vector index now,
+    /// without syncing either (for tests and diagnostics).
+    #[doc(hidden)]
+    pub fn loaded_indexes(&self) -> (usize, usize) {
+        (self.index.len(), self.vindex.len())
+    }
+
     pub fn options(&self) -> &OpenOptions {
         &self.opts
     }
