@@ -34,12 +34,7 @@ fn assert_bm25_only(m: &model::Model, dir: &Path, expect: &[&str]) {
     for e in expect {
         assert!(s.reason.contains(e), "{:?} not in the reason: {}", e, s.reason);
     }
-    let learned = db
-        .learn(&LearnRequest { insight: "lidar gets confused by glass walls in the lobby", ..Default::default() })
-        .unwrap();
-    assert!(!learned.has_embedding);
-    let r = db.recall(&RecallRequest { query: "lidar glass", ..Default::default() }).unwrap();
-    assert_eq!((r.mode, r.hits.len()), (SearchMode::Bm25Only, 1));
+    model::assert_learns_and_recalls_bm25_only(&db);
 }
 
 fn has_external_data(m: &model::Model) -> bool {

@@ -19,12 +19,7 @@ fn without_runtime_bm25_only_then_reembed() {
     let s = db.embedding_status().unwrap();
     assert_eq!(s.state, EmbeddingState::Unavailable);
     assert!(s.reason.contains("libonnxruntime.so.missing") && s.reason.contains("BM25 only"), "{}", s.reason);
-    let learned = db
-        .learn(&LearnRequest { insight: "lidar gets confused by glass walls in the lobby", ..Default::default() })
-        .unwrap();
-    assert!(!learned.has_embedding);
-    let r = db.recall(&RecallRequest { query: "lidar glass", ..Default::default() }).unwrap();
-    assert_eq!((r.mode, r.hits.len()), (SearchMode::Bm25Only, 1));
+    let learned = model::assert_learns_and_recalls_bm25_only(&db);
     let e = db.reembed(0).unwrap_err();
     assert_eq!(e.status, Status::EmbeddingUnavailable);
     assert_eq!(db.embedding_status().unwrap().pending, 1);

@@ -53,3 +53,16 @@ impl Model {
         o
     }
 }
+
+/// A handle without a working model still learns (no vector) and recalls by BM25:
+/// one memory learned into `db` (empty before) and found again; what learn said.
+pub fn assert_learns_and_recalls_bm25_only(db: &robotmem::Db) -> robotmem::LearnOutcome {
+    use robotmem::{LearnRequest, RecallRequest, SearchMode};
+    let learned = db
+        .learn(&LearnRequest { insight: "lidar gets confused by glass walls in the lobby", ..Default::default() })
+        .unwrap();
+    assert!(!learned.has_embedding);
+    let r = db.recall(&RecallRequest { query: "lidar glass", ..Default::default() }).unwrap();
+    assert_eq!((r.mode, r.hits.len()), (SearchMode::Bm25Only, 1));
+    learned
+}
