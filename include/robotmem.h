@@ -367,8 +367,7 @@ typedef struct rm_open_options {
   // $ROBOTMEM_ORT_LIBRARY, else libonnxruntime.so next to librobotmem. The first
   // library loaded in a process serves every handle (one runtime per process).
   const char *ort_library;
-  // ONNX Runtime threads per model run, 1–64. Default 1 (a second thread makes a
-  // query slower unless the cores are otherwise idle; see OpenOptions).
+  // ONNX Runtime threads per model run, 1–64. Default 2.
   uint32_t embed_threads;
   // Texts per model run in rm_learn_batch() and rm_reembed(), 1–1024. Default 32.
   // A model whose robotmem-model.json sets max_batch runs at most that many at

@@ -80,10 +80,7 @@ pub struct OpenOptions {
     /// `libonnxruntime.so` next to librobotmem. Only the first library loaded in a
     /// process is used (ONNX Runtime allows one per process).
     pub ort_library: Option<PathBuf>,
-    /// ONNX Runtime intra-op threads per model run. Default 1: with the runtime's
-    /// threads not spinning (they would hold a core while idle), a second thread
-    /// makes a query slower, not faster (USE 1.09 → 1.41 ms, MiniLM 1.62 → 2.50 ms on
-    /// 2 cores), and leaves no core for the recall work done beside the embedding.
+    /// ONNX Runtime intra-op threads per model run. Default 2.
     pub embed_threads: u32,
     /// Texts per model run in batch learn and re-embed. Default 32; the model's
     /// `max_batch` (1 for the default model) caps it.
@@ -123,7 +120,7 @@ impl Default for OpenOptions {
             embeddings: true,
             model_dir: None,
             ort_library: None,
-            embed_threads: 1,
+            embed_threads: 2,
             embed_batch: 32,
             cosine_dedup: 0.85,
             read_only: false,

@@ -49,7 +49,7 @@ static rm_db *open_db(const char *path, bool embeddings, const char *dir, const 
     rm_db *db = NULL;
     CHECK_OK(rm_open_options_init(&o));
     CHECK(o.embeddings == true && o.model_dir == NULL && o.ort_library == NULL);
-    CHECK(o.embed_threads == 1 && o.embed_batch == 32 && o.cosine_dedup == 0.85);
+    CHECK(o.embed_threads == 2 && o.embed_batch == 32 && o.cosine_dedup == 0.85);
     o.path = path;
     o.durability = RM_DURABILITY_NORMAL;
     o.embeddings = embeddings;
