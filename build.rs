@@ -57,7 +57,8 @@ fn header_comment() -> String {
  *  - Threads the library starts: with a model, rm_open loads it on a thread of its own
  *    (while the calling thread loads the indexes) and rm_recall embeds the query on one
  *    (while the calling thread makes the BM25 list); both are joined before the call
- *    returns. ONNX Runtime keeps embed_threads - 1 worker threads per open model.
+ *    returns. rm_learn_batch and rm_reembed embed on up to embed_threads threads of
+ *    their own, joined before they return.
  *  - Functions that cannot fail (the *_free functions, rm_version, rm_status_str,
  *    rm_last_error) return their value directly.
  *  - A closed handle is never dereferenced: calls with it return RM_CLOSED.

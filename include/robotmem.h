@@ -19,7 +19,8 @@
  *  - Threads the library starts: with a model, rm_open loads it on a thread of its own
  *    (while the calling thread loads the indexes) and rm_recall embeds the query on one
  *    (while the calling thread makes the BM25 list); both are joined before the call
- *    returns. ONNX Runtime keeps embed_threads - 1 worker threads per open model.
+ *    returns. rm_learn_batch and rm_reembed embed on up to embed_threads threads of
+ *    their own, joined before they return.
  *  - Functions that cannot fail (the *_free functions, rm_version, rm_status_str,
  *    rm_last_error) return their value directly.
  *  - A closed handle is never dereferenced: calls with it return RM_CLOSED.
@@ -367,7 +368,9 @@ typedef struct rm_open_options {
   // $ROBOTMEM_ORT_LIBRARY, else libonnxruntime.so next to librobotmem. The first
   // library loaded in a process serves every handle (one runtime per process).
   const char *ort_library;
-  // ONNX Runtime threads per model run, 1–64. Default 2.
+  // Texts the model embeds at once, 1–64, each on its own thread and ONNX
+  // Runtime session (rm_learn_batch, rm_reembed; a query is one text on the calling
+  // thread). Default 2.
   uint32_t embed_threads;
   // Texts per model run in rm_learn_batch() and rm_reembed(), 1–1024. Default 32.
   // A model whose robotmem-model.json sets max_batch runs at most that many at

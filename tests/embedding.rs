@@ -51,6 +51,14 @@ fn check_reference(m: &model::Model, reference: &str) {
         }
     }
     println!("{}: {} sentences, worst cosine vs reference {worst:.6}", e.stamp().name, sentences.len());
+    // A batch spread over several sessions (one thread each) gives every text the
+    // vector one session gives it, in the texts' order.
+    let one = OnnxEmbedder::open(env, &m.dir, 1).unwrap();
+    let three = OnnxEmbedder::open(env, &m.dir, 3).unwrap();
+    let texts: Vec<&str> = sentences.iter().chain(&sentences).copied().collect();
+    let alone = one.embed(&texts, TextKind::Passage).unwrap();
+    assert_eq!(three.embed(&texts, TextKind::Passage).unwrap(), alone);
+    assert_eq!(three.embed(&texts[..1], TextKind::Passage).unwrap(), alone[..1]);
 }
 
 #[test]

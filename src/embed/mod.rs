@@ -15,6 +15,7 @@
 
 pub mod onnx;
 pub mod runtime;
+mod sessions;
 pub mod unigram;
 
 use std::path::{Path, PathBuf};

@@ -5,12 +5,13 @@
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-use ort::session::{builder::GraphOptimizationLevel, Session, SessionInputValue};
+use ort::session::{Session, SessionInputValue};
 use ort::value::Tensor;
 use parking_lot::Mutex;
 use sha2::{Digest, Sha256};
 use tokenizers::TruncationParams;
 
+use super::sessions::{self, Sessions};
 use super::unigram::{self, Tokenizer};
 
 use super::{
@@ -19,8 +20,9 @@ use super::{
 use crate::error::Result;
 
 pub struct OnnxEmbedder {
-    /// `Session::run` needs `&mut`; ONNX Runtime parallelises inside one run.
-    session: Mutex<Session>,
+    /// `Session::run` needs `&mut`: one text (or batch of texts) per session at a
+    /// time; a batch spreads over up to `embed_threads` sessions.
+    sessions: Sessions,
     tokenizer: Tokenizer,
     cfg: ModelConfig,
     stamp: ModelStamp,
@@ -43,7 +45,7 @@ impl OnnxEmbedder {
     /// the tokenizer parse run on their own threads while ONNX Runtime creates
     /// the session; when several steps fail, the error is the one the
     /// sequential order (tokenizer, hash, session) would give.
-    pub fn open(env: &ort::environment::Environment, dir: &Path, threads: usize) -> Result<OnnxEmbedder> {
+    pub fn open(env: &'static ort::environment::Environment, dir: &Path, threads: usize) -> Result<OnnxEmbedder> {
         let cfg = ModelConfig::read(dir)?;
         let model_path = dir.join("model.onnx");
         let tok_path = dir.join("tokenizer.json");
@@ -54,7 +56,7 @@ impl OnnxEmbedder {
             // Hashed in pieces and loaded by path: the model files are never held
             // in memory next to the session built from them (a lower peak RSS at open).
             let hash = s.spawn(|| model_hash(dir, &tok_bytes, &cfg));
-            let session = create_session(env, &model_path, threads);
+            let session = sessions::create(env, &model_path);
             (join(tokenizer), join(hash), session)
         });
         let tokenizer = tokenizer?;
@@ -84,7 +86,8 @@ impl OnnxEmbedder {
         let input_names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
         let type_ids = names.contains(&"token_type_ids");
         let unk_id = ["[UNK]", "<unk>"].iter().find_map(|t| tokenizer.token_to_id(t));
-        Ok(OnnxEmbedder { session: Mutex::new(session), tokenizer, cfg, stamp, type_ids, unk_id, input_names })
+        let sessions = Sessions::new(env, model_path, session, threads);
+        Ok(OnnxEmbedder { sessions, tokenizer, cfg, stamp, type_ids, unk_id, input_names })
     }
 
     /// BERT-style inputs: ids, attention mask (and token types), padded to `seq`.
@@ -154,17 +157,50 @@ impl OnnxEmbedder {
         Ok(self.run_chunked(&texts, false)?.into_iter().filter_map(|e| e.vector().map(<[f32]>::to_vec)).collect())
     }
 
-    /// Runs the model on at most `max_batch` texts at a time.
+    /// Runs the model on at most `max_batch` texts at a time; several runs at
+    /// once (one thread and session each) when there are more runs than one and
+    /// the model may have more sessions than one.
     fn run_chunked(&self, texts: &[String], gate: bool) -> Result<Vec<Embedding>> {
         let per_run = if self.cfg.max_batch == 0 { texts.len() } else { self.cfg.max_batch };
+        let chunks: Vec<&[String]> = texts.chunks(per_run.max(1)).collect();
+        let workers = self.sessions.size().min(chunks.len());
+        if workers <= 1 {
+            let mut out = Vec::with_capacity(texts.len());
+            for chunk in chunks {
+                out.extend(self.run_batch(chunk, gate, false)?);
+            }
+            return Ok(out);
+        }
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let done: Vec<Mutex<Option<Result<Vec<Embedding>>>>> = chunks.iter().map(|_| Mutex::new(None)).collect();
+        let work = || loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(chunk) = chunks.get(i) else { break };
+            let r = self.run_batch(chunk, gate, true);
+            let failed = r.is_err();
+            *done[i].lock() = Some(r);
+            if failed {
+                next.store(chunks.len(), std::sync::atomic::Ordering::Relaxed); // the others stop too
+            }
+        };
+        std::thread::scope(|s| {
+            for _ in 1..workers {
+                let _ = std::thread::Builder::new().name("robotmem-embed".into()).spawn_scoped(s, work);
+            }
+            work();
+        });
         let mut out = Vec::with_capacity(texts.len());
-        for chunk in texts.chunks(per_run.max(1)) {
-            out.extend(self.run_batch(chunk, gate)?);
+        for d in done {
+            match d.into_inner() {
+                Some(r) => out.extend(r?),
+                None => return Err(unavailable("a model run was not made (another failed first)")),
+            }
         }
         Ok(out)
     }
 
-    fn run_batch(&self, texts: &[String], gate: bool) -> Result<Vec<Embedding>> {
+    /// One model run; `grow`: a session may be made for it when the others are busy.
+    fn run_batch(&self, texts: &[String], gate: bool, grow: bool) -> Result<Vec<Embedding>> {
         // One by one: encode_batch would start a rayon thread pool inside the robot's process.
         let enc = texts
             .iter()
@@ -183,13 +219,35 @@ impl OnnxEmbedder {
             Inputs::Padded => self.padded_inputs(&enc, seq, &mut mask)?,
             Inputs::Ragged => self.ragged_inputs(&enc)?,
         };
+        let pooled = self.sessions.with(grow, |session| self.pooled(session, inputs, batch, seq, &mask))?;
+        let mut vectors = pooled.into_iter().map(|mut v| {
+            if self.cfg.normalize {
+                normalize(&mut v);
+            }
+            Embedding::Vector(v)
+        });
+        Ok(skip
+            .iter()
+            .map(|&s| if s { Embedding::Unrepresentable } else { vectors.next().expect("one per text") })
+            .collect())
+    }
+
+    /// Runs `session` on `inputs` (`batch` texts of at most `seq` tokens) and pools
+    /// its output into one vector per text.
+    fn pooled(
+        &self,
+        session: &mut Session,
+        inputs: Vec<(String, SessionInputValue<'static>)>,
+        batch: usize,
+        seq: usize,
+        mask: &[i64],
+    ) -> Result<Vec<Vec<f32>>> {
         let dim = self.cfg.dim;
-        let mut session = self.session.lock();
         let outputs = session.run(inputs).map_err(|e| unavailable(format!("model run failed: {e}")))?;
         let (out_shape, data) =
             outputs[0].try_extract_tensor::<f32>().map_err(|e| unavailable(format!("model output: {e}")))?;
         let dims: Vec<i64> = out_shape.iter().copied().collect();
-        let pooled: Vec<Vec<f32>> = match dims.as_slice() {
+        Ok(match dims.as_slice() {
             [b, s, d] if *b == batch as i64 && *s == seq as i64 && *d == dim as i64 => (0..batch)
                 .map(|i| {
                     pool(
@@ -207,17 +265,7 @@ impl OnnxEmbedder {
                      (check dim in robotmem-model.json)"
                 )))
             }
-        };
-        let mut vectors = pooled.into_iter().map(|mut v| {
-            if self.cfg.normalize {
-                normalize(&mut v);
-            }
-            Embedding::Vector(v)
-        });
-        Ok(skip
-            .iter()
-            .map(|&s| if s { Embedding::Unrepresentable } else { vectors.next().expect("one per text") })
-            .collect())
+        })
     }
 }
 
@@ -257,23 +305,6 @@ fn read_tokenizer(bytes: &[u8], path: &Path, cfg: &ModelConfig) -> Result<Tokeni
         .map_err(|e| unavailable(format!("tokenizer truncation: {e}")))?;
     tokenizer.with_padding(None);
     Ok(tokenizer)
-}
-
-/// The ONNX Runtime session of `model.onnx` (its external data, `model.data`,
-/// is memory-mapped by ONNX Runtime).
-// The builder's error type is ONNX Runtime's own (large); it is mapped at once.
-#[allow(clippy::result_large_err)]
-fn create_session(env: &ort::environment::Environment, model_path: &Path, threads: usize) -> Result<Session> {
-    let fail = |e: &dyn std::fmt::Display| unavailable(format!("cannot load {}: {e}", model_path.display()));
-    ort::session::builder::SessionBuilder::new(env)
-        .map_err(|e| fail(&e))?
-        .with_intra_threads(threads)
-        .and_then(|b| b.with_inter_threads(1))
-        .and_then(|b| b.with_intra_op_spinning(false))
-        .and_then(|b| b.with_optimization_level(GraphOptimizationLevel::All))
-        .map_err(|e| fail(&e))?
-        .commit_from_file(model_path)
-        .map_err(|e| fail(&e))
 }
 
 /// Stamp hash: the bytes of `model.onnx` and, when there is one, of its external

@@ -105,7 +105,9 @@ pub struct rm_open_options {
     /// $ROBOTMEM_ORT_LIBRARY, else libonnxruntime.so next to librobotmem. The first
     /// library loaded in a process serves every handle (one runtime per process).
     pub ort_library: *const c_char,
-    /// ONNX Runtime threads per model run, 1–64. Default 2.
+    /// Texts the model embeds at once, 1–64, each on its own thread and ONNX
+    /// Runtime session (rm_learn_batch, rm_reembed; a query is one text on the calling
+    /// thread). Default 2.
     pub embed_threads: u32,
     /// Texts per model run in rm_learn_batch() and rm_reembed(), 1–1024. Default 32.
     /// A model whose robotmem-model.json sets max_batch runs at most that many at

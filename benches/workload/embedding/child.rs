@@ -11,8 +11,8 @@ use serde_json::{json, Value};
 use super::knn::{time_knn, Knn};
 use super::model::{encode, inputs, session_builder, tokenizer};
 use super::util::{
-    embedder, english_texts, fill_random, hwm, memories, ms, open_db, opts, random_unit, raw_conn, rss, rss_parts,
-    timed,
+    default_threads, embedder, english_texts, fill_random, hwm, memories, ms, open_db, opts, random_unit, raw_conn,
+    rss, rss_parts, timed,
 };
 use super::{Args, RECALL_K};
 use crate::corpus::{self, Rng};
@@ -80,17 +80,17 @@ fn recall_once(db: &Db) -> RecallResult {
 fn open(a: &Args, dir: &Path) -> Value {
     let rss0 = rss();
     let p1 = dir.join("first.db");
-    let (db, first) = timed(|| open_db(a, &p1, Durability::Full, 2, true));
+    let (db, first) = timed(|| open_db(a, &p1, Durability::Full, default_threads(), true));
     let rss1 = rss();
     let (_, first_recall) = timed(|| recall_once(&db));
     drop(db);
     let p2 = dir.join("second.db");
-    let (db, second) = timed(|| open_db(a, &p2, Durability::Full, 2, true));
+    let (db, second) = timed(|| open_db(a, &p2, Durability::Full, default_threads(), true));
     let (_, second_recall) = timed(|| recall_once(&db));
     drop(db);
-    let (db, reopen) = timed(|| open_db(a, &p1, Durability::Full, 2, true));
+    let (db, reopen) = timed(|| open_db(a, &p1, Durability::Full, default_threads(), true));
     drop(db);
-    let (db, bm25) = timed(|| open_db(a, &dir.join("bm25.db"), Durability::Full, 2, false));
+    let (db, bm25) = timed(|| open_db(a, &dir.join("bm25.db"), Durability::Full, default_threads(), false));
     drop(db);
     let (e, load) = timed(|| embedder(a, 2, 32));
     drop(e);
@@ -105,7 +105,7 @@ fn open(a: &Args, dir: &Path) -> Value {
 /// mix and closes the file cleanly (which stores the index snapshots).
 fn large_open(a: &Args) -> Value {
     let path = a.large_db.clone().expect("--large-db");
-    let (db, open) = timed(|| open_db(a, &path, Durability::Normal, 2, true));
+    let (db, open) = timed(|| open_db(a, &path, Durability::Normal, default_threads(), true));
     let hwm_open = hwm();
     let (first, first_recall) = timed(|| recall_once(&db));
     let hwm_first = hwm();
@@ -134,7 +134,7 @@ fn open_split(a: &Args, dir: &Path) -> Value {
     drop(model);
     let (e, load) = timed(|| embedder(a, 2, 32));
     drop(e);
-    let (db, open) = timed(|| open_db(a, &dir.join("split.db"), Durability::Full, 2, true));
+    let (db, open) = timed(|| open_db(a, &dir.join("split.db"), Durability::Full, default_threads(), true));
     drop(db);
     json!({"child": "open-split", "ort_env_ms": ms(env), "rss_after_env_mib": rss_env, "read_model_ms": ms(read),
            "sha256_model_ms": ms(hash), "tokenizer_parse_ms": ms(tok), "embed_load_ms": ms(load),

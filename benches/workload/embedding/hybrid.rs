@@ -12,8 +12,8 @@ use serde_json::{json, Map, Value};
 
 use super::knn::{index_recall, load_index, time_knn, Knn};
 use super::util::{
-    blob, count, each_vector, embedder, english_queries, gauss, normalise, open_db, query_vectors, r3, raw_conn,
-    sample, timed,
+    blob, count, default_threads, each_vector, embedder, english_queries, gauss, normalise, open_db, query_vectors, r3,
+    raw_conn, sample, timed,
 };
 use super::{section, Args, LargeBuild, Report, HYBRID_100K_P50_MS, KNN_100K_P50_MS, RECALL_K};
 use crate::corpus::{self, Corpus, Kind, Memory, Rng};
@@ -39,7 +39,7 @@ fn build_large(a: &Args, dir: &Path, j: &mut Map<String, Value>) -> PathBuf {
             progress(*done);
         }
     };
-    let db = open_db(a, &path, Durability::Normal, 2, true);
+    let db = open_db(a, &path, Durability::Normal, default_threads(), true);
     let mut done = 0;
     learn_until(&db, &mut done, real, &|done| {
         if done % (a.large / 20).max(1) < a.batch {
@@ -56,7 +56,7 @@ fn build_large(a: &Args, dir: &Path, j: &mut Map<String, Value>) -> PathBuf {
     if real < a.large {
         // The rest: real texts stored without the model, then perturbed copies of real vectors.
         let t = Instant::now();
-        let db = open_db(a, &path, Durability::Normal, 2, false);
+        let db = open_db(a, &path, Durability::Normal, default_threads(), false);
         learn_until(&db, &mut done, a.large, &|_| {});
         drop(db);
         let conn = raw_conn(&path, false);
@@ -120,7 +120,10 @@ pub(super) fn hybrid_phase(a: &Args, dir: &Path, rep: &mut Report) {
         count(&c, "SELECT count(*) FROM memory_vec"),
         count(&c, "SELECT count(*) FROM memories WHERE embedded = 2"),
     );
-    section(&format!("hybrid recall at {nm} memories ({nv} vectors, {nzh} not representable), embed_threads 2"));
+    section(&format!(
+        "hybrid recall at {nm} memories ({nv} vectors, {nzh} not representable), embed_threads {} (the default)",
+        default_threads()
+    ));
     println!("  database: {how}; {:.1} MiB", file_bytes(&path) as f64 / 1048576.0);
     j.insert("memories".into(), json!(nm));
     j.insert("vectors".into(), json!(nv));
@@ -140,11 +143,11 @@ pub(super) fn hybrid_phase(a: &Args, dir: &Path, rep: &mut Report) {
         }
         (out, hits)
     };
-    let db = open_db(a, &path, Durability::Normal, 2, true);
+    let db = open_db(a, &path, Durability::Normal, default_threads(), true);
     let (hy, hits) = run_mix(&db);
     drop(db);
     let bm = {
-        let db = open_db(a, &path, Durability::Normal, 2, false);
+        let db = open_db(a, &path, Durability::Normal, default_threads(), false);
         run_mix(&db).0
     };
     println!("{}", header());

@@ -44,6 +44,11 @@ pub(super) fn hwm() -> f64 {
     mib(proc_status_kb("VmHWM"))
 }
 
+/// The open options' default `embed_threads` (what a robot gets).
+pub(super) fn default_threads() -> u32 {
+    robotmem::OpenOptions::default().embed_threads
+}
+
 pub(super) fn rss() -> f64 {
     mib(proc_status_kb("VmRSS"))
 }
