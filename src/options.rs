@@ -55,6 +55,8 @@ pub struct OpenOptions {
     /// in-process search index (from the snapshot the last close stored, ~0.5 µs
     /// per memory, plus the memories changed since; without one, built from every
     /// memory, a few µs each) and load the vector index (~5 µs per stored vector).
+    /// With a model the indexes are loaded during open anyway, while the model
+    /// loads on a thread of its own (open then takes the longer of the two).
     /// Default false.
     pub preload: bool,
     /// Largest database file, in bytes (`None`: no limit but the disk). A write that

@@ -82,7 +82,9 @@ pub struct rm_open_options {
     /// load the Chinese segmenter (~100 ms), load the in-memory search index (from
     /// the copy rm_close() stored in the file, ~0.5 µs per memory plus the memories
     /// changed since; without one, built at a few µs per stored memory) and load the
-    /// vector index (~5 µs per stored vector). Default false.
+    /// vector index (~5 µs per stored vector). With a model the indexes are loaded
+    /// during rm_open anyway, while the model loads on a thread of its own. Default
+    /// false.
     pub preload: bool,
     /// Largest database file in bytes; 0: no limit but the disk. A write past it
     /// returns RM_FULL and changes nothing. Default 0.
