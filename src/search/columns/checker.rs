@@ -31,8 +31,8 @@ impl Compiled {
         if Some(c.collections[i]) != collection {
             return false;
         }
-        match (&c.cells[i], &self.strings) {
-            (Cell::Str(s), Some(ok)) => ok[*s as usize],
+        match (c.cells[i].get(), &self.strings) {
+            (Cell::Str(s), Some(ok)) => ok[s as usize],
             (cell, _) => c.view(cell).is_some_and(|v| ContextFilter::holds(&self.ops, v)),
         }
     }

@@ -25,11 +25,13 @@ use parking_lot::RwLock;
 use rusqlite::Connection;
 use serde_json::Value;
 
+mod cell;
 mod checker;
 
 use crate::error::Result;
 use crate::search::filter::{Conditions, ContextFilter, DotPath, View};
 use crate::search::{paths, snapshot};
+use cell::{Cell, Packed};
 pub use checker::Checker;
 use checker::Compiled;
 
@@ -41,20 +43,6 @@ type ChangedRows = Vec<(i64, Option<(u32, Value)>)>;
 /// the row check.
 const MAX_COLUMNS: usize = 8;
 
-/// A value at a path, compact (16 bytes).
-#[derive(Debug, Clone, PartialEq)]
-enum Cell {
-    /// The memory changed or left (its slot waits for compaction).
-    Dead,
-    Num(f64),
-    /// Index into the column's strings.
-    Str(u32),
-    Bool(bool),
-    Null,
-    /// Index into the column's other values (objects, arrays).
-    Other(u32),
-}
-
 struct Column {
     rev: i64,
     used: AtomicU64,
@@ -62,7 +50,7 @@ struct Column {
     /// Slot of each id below [`DENSE_IDS`] (`NO_SLOT`: none): a lookup without search.
     slot_of: Vec<u32>,
     collections: Vec<u32>,
-    cells: Vec<Cell>,
+    cells: Vec<Packed>,
     strings: Vec<Box<str>>,
     string_ids: HashMap<Box<str>, u32>,
     others: Vec<Value>,
@@ -133,9 +121,12 @@ impl Column {
         }
     }
 
-    fn cell(&mut self, v: Value) -> Cell {
-        match v {
-            Value::Number(n) => n.as_f64().map_or_else(|| self.other(Value::Number(n)), Cell::Num),
+    fn cell(&mut self, v: Value) -> Packed {
+        let cell = match v {
+            Value::Number(n) => match n.as_f64().map(Cell::Num).and_then(Packed::new) {
+                Some(p) => return p,
+                None => self.other(Value::Number(n)),
+            },
             Value::String(s) => {
                 let next = self.strings.len() as u32;
                 let id = *self.string_ids.entry(s.as_str().into()).or_insert(next);
@@ -147,7 +138,8 @@ impl Column {
             Value::Bool(b) => Cell::Bool(b),
             Value::Null => Cell::Null,
             other => self.other(other),
-        }
+        };
+        Packed::new(cell).expect("only numbers can fail to pack")
     }
 
     fn other(&mut self, v: Value) -> Cell {
@@ -155,14 +147,14 @@ impl Column {
         Cell::Other(self.others.len() as u32 - 1)
     }
 
-    fn view(&self, c: &Cell) -> Option<View<'_>> {
+    fn view(&self, c: Cell) -> Option<View<'_>> {
         Some(match c {
             Cell::Dead => return None,
-            Cell::Num(x) => View::Num(*x),
-            Cell::Str(i) => View::Str(&self.strings[*i as usize]),
-            Cell::Bool(b) => View::Bool(*b),
+            Cell::Num(x) => View::Num(x),
+            Cell::Str(i) => View::Str(&self.strings[i as usize]),
+            Cell::Bool(b) => View::Bool(b),
             Cell::Null => View::Null,
-            Cell::Other(i) => View::Other(&self.others[*i as usize]),
+            Cell::Other(i) => View::Other(&self.others[i as usize]),
         })
     }
 
@@ -173,15 +165,15 @@ impl Column {
             let at = self.slot(id).ok_or(());
             match (at, value) {
                 (Ok(i), Some((c, v))) => {
-                    if self.cells[i] == Cell::Dead {
+                    if self.cells[i] == Packed::DEAD {
                         self.dead -= 1;
                     }
                     self.cells[i] = self.cell(v);
                     self.collections[i] = c;
                 }
                 (Ok(i), None) => {
-                    if self.cells[i] != Cell::Dead {
-                        self.cells[i] = Cell::Dead;
+                    if self.cells[i] != Packed::DEAD {
+                        self.cells[i] = Packed::DEAD;
                         self.dead += 1;
                     }
                 }
@@ -204,7 +196,7 @@ impl Column {
             order.sort_unstable_by_key(|&i| self.ids[i]);
             self.ids = order.iter().map(|&i| self.ids[i]).collect();
             self.collections = order.iter().map(|&i| self.collections[i]).collect();
-            self.cells = order.iter().map(|&i| self.cells[i].clone()).collect();
+            self.cells = order.iter().map(|&i| self.cells[i]).collect();
             self.reindex();
         }
         if self.ids.len() > 1024 && self.dead > self.ids.len() / 2 {
@@ -216,13 +208,13 @@ impl Column {
     fn compact(&mut self) {
         let mut live = Column::new();
         for i in 0..self.ids.len() {
-            let v = match &self.cells[i] {
+            let v = match self.cells[i].get() {
                 Cell::Dead => continue,
-                Cell::Num(x) => Value::from(*x),
-                Cell::Str(s) => Value::String(self.strings[*s as usize].to_string()),
-                Cell::Bool(b) => Value::Bool(*b),
+                Cell::Num(x) => Value::from(x),
+                Cell::Str(s) => Value::String(self.strings[s as usize].to_string()),
+                Cell::Bool(b) => Value::Bool(b),
                 Cell::Null => Value::Null,
-                Cell::Other(o) => self.others[*o as usize].clone(),
+                Cell::Other(o) => self.others[o as usize].clone(),
             };
             let cell = live.cell(v);
             live.ids.push(self.ids[i]);
@@ -251,10 +243,10 @@ impl Column {
         put(&mut out, self.others.len() as u64);
         self.others.iter().for_each(|v| snapshot::put_str(&mut out, &v.to_string()));
         put(&mut out, (self.ids.len() - self.dead) as u64);
-        for i in (0..self.ids.len()).filter(|&i| self.cells[i] != Cell::Dead) {
+        for i in (0..self.ids.len()).filter(|&i| self.cells[i] != Packed::DEAD) {
             put(&mut out, snapshot::zigzag(self.ids[i]));
             put(&mut out, self.collections[i] as u64);
-            match &self.cells[i] {
+            match self.cells[i].get() {
                 Cell::Dead => unreachable!("dead cells are skipped"),
                 Cell::Num(x) => {
                     out.push(1);
@@ -262,13 +254,13 @@ impl Column {
                 }
                 Cell::Str(t) => {
                     out.push(2);
-                    put(&mut out, *t as u64);
+                    put(&mut out, t as u64);
                 }
-                Cell::Bool(b) => out.extend_from_slice(&[3, *b as u8]),
+                Cell::Bool(b) => out.extend_from_slice(&[3, b as u8]),
                 Cell::Null => out.push(4),
                 Cell::Other(o) => {
                     out.push(5);
-                    put(&mut out, *o as u64);
+                    put(&mut out, o as u64);
                 }
             }
         }
@@ -307,7 +299,7 @@ impl Column {
             };
             c.ids.push(id);
             c.collections.push(coll);
-            c.cells.push(cell);
+            c.cells.push(Packed::new(cell).ok_or(Damaged)?);
         }
         if !r.done() {
             return Err(Damaged);
@@ -431,8 +423,8 @@ mod tests {
         for id in (1..=400i64).filter(|id| ![5, 6].contains(id)) {
             let (i, j) = (c.slot(id).unwrap(), d.slot(id).unwrap());
             assert_eq!(
-                format!("{:?}", (c.view(&c.cells[i]), c.collections[i])),
-                format!("{:?}", (d.view(&d.cells[j]), d.collections[j]))
+                format!("{:?}", (c.view(c.cells[i].get()), c.collections[i])),
+                format!("{:?}", (d.view(d.cells[j].get()), d.collections[j]))
             );
         }
         assert_eq!(d.slot(5), None);
@@ -461,7 +453,7 @@ mod tests {
         assert_eq!(c.dead, 0, "compacted");
         assert_eq!(c.ids.len(), 1002);
         assert_eq!(c.ids[0], 0);
-        let at = |id: i64| c.view(&c.cells[c.slot(id).unwrap()]).map(|v| format!("{v:?}"));
+        let at = |id: i64| c.view(c.cells[c.slot(id).unwrap()].get()).map(|v| format!("{v:?}"));
         for (i, &id) in c.ids.iter().enumerate() {
             assert_eq!(c.slot(id), Some(i));
         }

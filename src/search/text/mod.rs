@@ -80,8 +80,8 @@ pub(super) struct Inner {
     pub(super) docs: Vec<Doc>,
     /// Each document's (term id, term frequency) pairs, ascending: kept to rebuild
     /// postings when compacting, and for the checks of single documents.
-    pub(super) words: Words,
-    pub(super) by_id: DocIds,
+    words: Words,
+    by_id: DocIds,
     pub(super) live: u32,
     pub(super) total_len: u64,
 }
