@@ -1,4 +1,5 @@
-//! Memory id → document number (issue 29: a `HashMap<i64, u32>` cost 36 MB at 1M).
+//! Memory id → a number (the text index's document, a column row), issue 29:
+//! the text index's `HashMap<i64, u32>` cost 36 MB at 1M.
 //!
 //! Memory ids are SQLite rowids, 1, 2, 3, ... in practice: those are held in a
 //! dense array (4 bytes an id up to the largest), the others (negative, or far
@@ -13,19 +14,19 @@ const NONE: u32 = u32::MAX;
 const SLACK: usize = 2;
 const MIN_DENSE: usize = 1 << 16;
 
-#[derive(Default)]
-pub(super) struct DocIds {
+#[derive(Clone, Default)]
+pub(in crate::search) struct IdMap {
     dense: Vec<u32>,
     sparse: HashMap<i64, u32>,
     len: usize,
 }
 
-impl DocIds {
-    pub(super) fn with_capacity(n: usize) -> DocIds {
-        DocIds { dense: Vec::with_capacity(n + 1), ..DocIds::default() }
+impl IdMap {
+    pub(in crate::search) fn with_capacity(n: usize) -> IdMap {
+        IdMap { dense: Vec::with_capacity(n + 1), ..IdMap::default() }
     }
 
-    pub(super) fn get(&self, id: i64) -> Option<u32> {
+    pub(in crate::search) fn get(&self, id: i64) -> Option<u32> {
         match usize::try_from(id).ok().and_then(|i| self.dense.get(i)) {
             Some(&d) => (d != NONE).then_some(d),
             None => self.sparse.get(&id).copied(),
@@ -33,7 +34,7 @@ impl DocIds {
     }
 
     /// Maps `id` to `doc`; the document it mapped to before, if any.
-    pub(super) fn insert(&mut self, id: i64, doc: u32) -> Option<u32> {
+    pub(in crate::search) fn insert(&mut self, id: i64, doc: u32) -> Option<u32> {
         debug_assert!(doc != NONE);
         if let Ok(i) = usize::try_from(id) {
             if i >= self.dense.len() && i < (self.len + 1) * SLACK + MIN_DENSE {
@@ -50,7 +51,7 @@ impl DocIds {
         old
     }
 
-    pub(super) fn remove(&mut self, id: i64) -> Option<u32> {
+    pub(in crate::search) fn remove(&mut self, id: i64) -> Option<u32> {
         let old = match usize::try_from(id).ok().and_then(|i| self.dense.get_mut(i)) {
             Some(slot) => Some(std::mem::replace(slot, NONE)).filter(|&d| d != NONE),
             None => self.sparse.remove(&id),
@@ -59,7 +60,7 @@ impl DocIds {
         old
     }
 
-    pub(super) fn clear(&mut self) {
+    pub(in crate::search) fn clear(&mut self) {
         self.dense.iter_mut().for_each(|d| *d = NONE);
         self.sparse.clear();
         self.len = 0;
@@ -85,7 +86,7 @@ mod tests {
 
     #[test]
     fn dense_and_sparse_ids_map_like_a_hash_map() {
-        let mut m = DocIds::default();
+        let mut m = IdMap::default();
         let mut reference: HashMap<i64, u32> = HashMap::new();
         let mut x = 0x9E37_79B9_7F4A_7C15u64;
         for step in 0..200_000u32 {
@@ -98,7 +99,7 @@ mod tests {
                 2 => ((x >> 8) % 500_000) as i64, // sparse at first, dense later
                 _ => (step / 2) as i64,
             };
-            if x % 5 == 0 {
+            if x.is_multiple_of(5) {
                 assert_eq!(m.remove(id), reference.remove(&id), "remove {id}");
             } else {
                 assert_eq!(m.insert(id, step), reference.insert(id, step), "insert {id}");

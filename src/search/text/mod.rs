@@ -21,14 +21,14 @@ use std::collections::HashMap;
 use parking_lot::RwLock;
 use rusqlite::{params, Connection};
 
-mod ids;
+pub(super) mod ids;
 mod ranking;
 mod snapshot;
 mod words;
 
 use crate::error::Result;
 use crate::text::{self, term};
-use ids::DocIds;
+use ids::IdMap;
 pub use ranking::{Admit, Ranking};
 use words::Words;
 
@@ -81,7 +81,7 @@ pub(super) struct Inner {
     /// Each document's (term id, term frequency) pairs, ascending: kept to rebuild
     /// postings when compacting, and for the checks of single documents.
     words: Words,
-    by_id: DocIds,
+    by_id: IdMap,
     pub(super) live: u32,
     pub(super) total_len: u64,
 }

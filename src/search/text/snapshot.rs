@@ -8,7 +8,7 @@
 
 use rusqlite::Connection;
 
-use super::{Doc, DocIds, Inner};
+use super::{Doc, IdMap, Inner};
 use crate::error::Result;
 use crate::search::snapshot::{load_named, open, put, put_str, save_named, seal, unzigzag, zigzag, Damaged};
 
@@ -104,7 +104,7 @@ impl Inner {
         }
         let n_docs = r.count()?;
         inner.docs.reserve_exact(n_docs);
-        inner.by_id = DocIds::with_capacity(n_docs);
+        inner.by_id = IdMap::with_capacity(n_docs);
         // The word lists take fewer bytes than the snapshot's rest (the same pairs).
         inner.words.reserve(bytes.len(), n_docs);
         let mut terms = Vec::new();
