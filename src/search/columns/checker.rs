@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::{Cell, Column};
+use super::{Cell, Column, Rows};
 use crate::search::filter::{Conditions, ContextFilter, View};
 
 /// Distinct strings of a column decided up front per recall (more: compared one
@@ -26,13 +26,11 @@ impl Compiled {
         Compiled { column, ops: ops.clone(), strings }
     }
 
-    fn holds_at(&self, collection: Option<u32>, i: usize) -> bool {
+    /// Whether the value at row `r` satisfies the condition (a row without one never does).
+    fn holds_at(&self, r: usize) -> bool {
         let c = &*self.column;
-        if Some(c.collections[i]) != collection {
-            return false;
-        }
-        match (&c.cells[i], &self.strings) {
-            (Cell::Str(s), Some(ok)) => ok[*s as usize],
+        match (c.at(r).get(), &self.strings) {
+            (Cell::Str(s), Some(ok)) => ok[s as usize],
             (cell, _) => c.view(cell).is_some_and(|v| ContextFilter::holds(&self.ops, v)),
         }
     }
@@ -41,30 +39,34 @@ impl Compiled {
 /// The filter's conditions over the columns, for one recall (see
 /// [`ColumnIndex::checker`]). Holds the columns as they were synced for it.
 pub struct Checker {
+    pub(super) rows: Arc<Rows>,
     pub(super) cols: Vec<Compiled>,
     /// None: the collection has no memory holding any of the paths.
     pub(super) collection: Option<u32>,
 }
 
 impl Checker {
+    /// Whether the memory at row `r` can satisfy the filter: it is of the
+    /// collection and its value at each path does.
+    fn admits_row(&self, r: usize) -> bool {
+        Some(self.rows.collections[r]) == self.collection && self.cols.iter().all(|k| k.holds_at(r))
+    }
+
     /// Whether memory `id` can satisfy the filter: its value at each path does
     /// (a memory lacking a path never satisfies its condition).
     pub fn admits(&self, id: i64) -> bool {
-        self.cols.iter().all(|k| k.column.slot(id).is_some_and(|i| k.holds_at(self.collection, i)))
+        self.cols.is_empty() || self.rows.row(id).is_some_and(|r| self.admits_row(r))
     }
 
-    /// The ids that satisfy the filter, newest (largest) first: the shortest
-    /// column walked backwards, each id checked against the others.
+    /// The ids that satisfy the filter, newest (largest) first: the rows up to the
+    /// last value of the column with the fewest values, walked backwards.
     /// Lazy: a recall stops as soon as it has its n.
     pub fn newest_first(&self) -> impl Iterator<Item = i64> + '_ {
-        let first = self.cols.iter().min_by_key(|k| k.column.ids.len() - k.column.dead);
-        let len = first.map_or(0, |k| k.column.ids.len());
+        let first = self.cols.iter().min_by_key(|k| k.column.held);
+        let len = first.map_or(0, |k| k.column.cells.len());
         (0..len)
             .rev()
-            .filter_map(move |i| {
-                let k = first?;
-                k.holds_at(self.collection, i).then(|| k.column.ids[i])
-            })
-            .filter(|&id| self.admits(id))
+            .filter(move |&r| first.is_some_and(|k| k.holds_at(r)) && self.admits_row(r))
+            .map(|r| self.rows.ids[r])
     }
 }

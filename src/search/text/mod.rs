@@ -21,12 +21,16 @@ use std::collections::HashMap;
 use parking_lot::RwLock;
 use rusqlite::{params, Connection};
 
+pub(super) mod ids;
 mod ranking;
 mod snapshot;
+mod words;
 
 use crate::error::Result;
 use crate::text::{self, term};
+use ids::IdMap;
 pub use ranking::{Admit, Ranking};
+use words::Words;
 
 /// BM25 parameters (the usual values, as FTS5 uses).
 const K1: f32 = 1.2;
@@ -40,8 +44,6 @@ pub(super) struct Doc {
     /// Word count of the near-duplicate layer (`term_count`) for an active fact
     /// without numbers, else -1: the memories [`TextIndex::near_duplicates`] considers.
     pub(super) dedup_len: i32,
-    /// (term id, term frequency), ascending: kept to rebuild postings when compacting.
-    pub(super) terms: Vec<(u32, u16)>,
 }
 
 /// A document holding a term. The document's length is repeated here (saturated;
@@ -76,7 +78,10 @@ pub(super) struct Inner {
     pub(super) ignorable: Vec<bool>,
     pub(super) collections: HashMap<String, u32>,
     pub(super) docs: Vec<Doc>,
-    pub(super) by_id: HashMap<i64, u32>,
+    /// Each document's (term id, term frequency) pairs, ascending: kept to rebuild
+    /// postings when compacting, and for the checks of single documents.
+    words: Words,
+    by_id: IdMap,
     pub(super) live: u32,
     pub(super) total_len: u64,
 }
@@ -164,14 +169,16 @@ impl TextIndex {
         let ceiling: f64 = terms.iter().map(|&(_, idf)| inner.ceiling_of(idf)).sum();
         ids.iter()
             .map(|id| {
-                let Some(doc) = inner.by_id.get(id).map(|&d| &inner.docs[d as usize]) else { return 0.0 };
+                let Some(d) = inner.by_id.get(*id) else { return 0.0 };
+                let doc = &inner.docs[d as usize];
                 if !doc.live || doc.collection != coll.0 {
                     return 0.0;
                 }
                 let mut s = 0f32;
                 for &(t, idf) in &terms {
-                    if let Ok(i) = doc.terms.binary_search_by_key(&t, |x| x.0) {
-                        s += inner.weight(idf, doc.terms[i].1, doc.len, coll.1);
+                    let tf = inner.words.of(d).tf(t);
+                    if tf > 0 {
+                        s += inner.weight(idf, tf, doc.len, coll.1);
                     }
                 }
                 if s > 0.0 {
@@ -242,15 +249,14 @@ impl TextIndex {
             }
         }
         docs.sort_unstable();
-        let holds_ours =
-            |doc: &Doc| unseen == 0 && known.iter().all(|t| doc.terms.binary_search_by_key(t, |x| x.0).is_ok());
+        let holds_ours = |d: u32| unseen == 0 && inner.words.of(d).holds_all(&known);
         let within_ours =
-            |doc: &Doc| doc.terms.iter().all(|&(t, _)| inner.ignorable[t as usize] || known.binary_search(&t).is_ok());
+            |d: u32| inner.words.of(d).all(|(t, _)| inner.ignorable[t as usize] || known.binary_search(&t).is_ok());
         docs.chunk_by(|a, b| a == b)
             .filter(|run| run.len() >= need)
-            .map(|run| &inner.docs[run[0] as usize])
-            .filter(|doc| holds_ours(doc) || within_ours(doc))
-            .map(|doc| doc.id)
+            .map(|run| run[0])
+            .filter(|&d| holds_ours(d) || within_ours(d))
+            .map(|d| inner.docs[d as usize].id)
             .collect()
     }
 
@@ -334,19 +340,20 @@ impl Inner {
             self.post(t, d, tf, len);
             self.df[t as usize] += 1;
         }
-        self.docs.push(Doc { id, collection: coll, len, live: true, dedup_len, terms });
+        self.words.push(terms);
+        self.docs.push(Doc { id, collection: coll, len, live: true, dedup_len });
         self.by_id.insert(id, d);
         self.live += 1;
         self.total_len += len as u64;
     }
 
     pub(super) fn remove(&mut self, id: i64) {
-        if let Some(d) = self.by_id.remove(&id) {
+        if let Some(d) = self.by_id.remove(id) {
             let doc = &mut self.docs[d as usize];
             doc.live = false;
             self.live -= 1;
             self.total_len -= doc.len as u64;
-            for &(t, _) in &doc.terms {
+            for (t, _) in self.words.of(d) {
                 self.df[t as usize] -= 1;
             }
         }
@@ -362,17 +369,28 @@ impl Inner {
     /// Drops dead documents and rebuilds the postings (and the bounds) from the live ones.
     pub(super) fn compact(&mut self) {
         let docs = std::mem::take(&mut self.docs);
+        let words = std::mem::take(&mut self.words);
         self.postings.iter_mut().for_each(Vec::clear);
         self.max_tf.iter_mut().for_each(|x| *x = 0);
         self.min_len.iter_mut().for_each(|x| *x = u32::MAX);
         self.by_id.clear();
-        for doc in docs.into_iter().filter(|d| d.live) {
-            let d = self.docs.len() as u32;
-            for &(t, tf) in &doc.terms {
-                self.post(t, d, tf, doc.len);
-            }
-            self.by_id.insert(doc.id, d);
+        for (old, doc) in docs.into_iter().enumerate().filter(|(_, d)| d.live) {
+            self.words.push_from(&words, old as u32);
+            self.by_id.insert(doc.id, self.docs.len() as u32);
             self.docs.push(doc);
+        }
+        self.post_all();
+    }
+
+    /// Posts every document's words (postings empty before).
+    pub(super) fn post_all(&mut self) {
+        let mut terms: Vec<(u32, u16)> = Vec::new();
+        for d in 0..self.docs.len() as u32 {
+            terms.clear();
+            terms.extend(self.words.of(d));
+            for &(t, tf) in &terms {
+                self.post(t, d, tf, self.docs[d as usize].len);
+            }
         }
     }
 }

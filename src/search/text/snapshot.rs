@@ -6,11 +6,9 @@
 //! (id, collection, length, dedup length + 1, term count, then per term the gap
 //! to the previous term id and the frequency), then the FNV-1a hash of all that.
 
-use std::collections::HashMap;
-
 use rusqlite::Connection;
 
-use super::{Doc, Inner};
+use super::{Doc, IdMap, Inner};
 use crate::error::Result;
 use crate::search::snapshot::{load_named, open, put, put_str, save_named, seal, unzigzag, zigzag, Damaged};
 
@@ -65,14 +63,14 @@ impl Inner {
             put_str(&mut out, s);
         }
         put(&mut out, self.live as u64);
-        for doc in self.docs.iter().filter(|d| d.live) {
+        for (d, doc) in self.docs.iter().enumerate().filter(|(_, d)| d.live) {
             put(&mut out, zigzag(doc.id));
             put(&mut out, doc.collection as u64);
             put(&mut out, doc.len as u64);
             put(&mut out, (doc.dedup_len as i64 + 1) as u64);
-            put(&mut out, doc.terms.len() as u64);
+            put(&mut out, self.words.of(d as u32).count() as u64);
             let mut prev = 0u32;
-            for &(t, tf) in &doc.terms {
+            for (t, tf) in self.words.of(d as u32) {
                 put(&mut out, (t - prev) as u64);
                 put(&mut out, tf as u64);
                 prev = t;
@@ -105,15 +103,18 @@ impl Inner {
             }
         }
         let n_docs = r.count()?;
-        inner.docs.reserve(n_docs);
-        inner.by_id = HashMap::with_capacity(n_docs);
+        inner.docs.reserve_exact(n_docs);
+        inner.by_id = IdMap::with_capacity(n_docs);
+        // The word lists take fewer bytes than the snapshot's rest (the same pairs).
+        inner.words.reserve(bytes.len(), n_docs);
+        let mut terms = Vec::new();
         for d in 0..n_docs as u32 {
             let id = unzigzag(r.int()?);
             let collection = r.below(n_colls as u64)? as u32;
             let len = r.below(u32::MAX as u64 + 1)? as u32;
             let dedup_len = r.below(i32::MAX as u64 + 1)? as i32 - 1;
             let n = r.count()?;
-            let mut terms = Vec::with_capacity(n);
+            terms.clear();
             let mut t = 0u64;
             for i in 0..n {
                 let gap = r.int()?;
@@ -135,8 +136,10 @@ impl Inner {
             }
             inner.live += 1;
             inner.total_len += len as u64;
-            inner.docs.push(Doc { id, collection, len, live: true, dedup_len, terms });
+            inner.words.push(terms.iter().copied());
+            inner.docs.push(Doc { id, collection, len, live: true, dedup_len });
         }
+        inner.words.shrink_to_fit();
         if !r.done() {
             return Err(Damaged);
         }
@@ -144,13 +147,7 @@ impl Inner {
         for (list, &df) in inner.postings.iter_mut().zip(&inner.df) {
             list.reserve_exact(df as usize);
         }
-        for d in 0..inner.docs.len() {
-            let (len, terms) = (inner.docs[d].len, std::mem::take(&mut inner.docs[d].terms));
-            for &(t, tf) in &terms {
-                inner.post(t, d as u32, tf, len);
-            }
-            inner.docs[d].terms = terms;
-        }
+        inner.post_all();
         Ok(inner)
     }
 }
@@ -180,11 +177,14 @@ mod tests {
         assert_eq!(j.docs.len(), 3);
         assert_eq!(j.total_len, i.total_len);
         assert_eq!(j.df, i.df);
-        for (a, b) in j.docs.iter().zip(i.docs.iter().filter(|d| d.live)) {
+        let live = (0..i.docs.len() as u32).filter(|&d| i.docs[d as usize].live);
+        for (a, b) in (0..j.docs.len() as u32).zip(live) {
+            let (x, y) = (&j.docs[a as usize], &i.docs[b as usize]);
             assert_eq!(
-                (a.id, a.collection, a.len, a.dedup_len, &a.terms),
-                (b.id, b.collection, b.len, b.dedup_len, &b.terms)
+                (x.id, x.collection, x.len, x.dedup_len, j.words.of(a).collect::<Vec<_>>()),
+                (y.id, y.collection, y.len, y.dedup_len, i.words.of(b).collect::<Vec<_>>())
             );
+            assert_eq!(j.by_id.get(x.id), Some(a));
         }
     }
 
