@@ -176,6 +176,43 @@ fn writes_need_csrf_and_valid_bodies() {
     );
     assert_error(&request(&s, "DELETE", "/api/memory/4", WRITE, Some(br#"{}"#)), 400, "reason");
     assert_error(&request(&s, "DELETE", "/api/memory/424242", WRITE, Some(br#"{"reason": "x"}"#)), 404, "424242");
+    // Expiry: set, moved into the past (expired at once), cleared; CSRF and bodies checked like the others.
+    let e = request(&s, "PUT", "/api/memory/3/expiry", WRITE, Some(br#"{"ttl_seconds": 3600}"#)).json();
+    assert!(e["expires_at"].is_string() && e["expired"] == false, "{e}");
+    let e = request(&s, "PUT", "/api/memory/3/expiry", WRITE, Some(br#"{"expires_at": "2000-01-01T00:00:00Z"}"#));
+    assert_eq!(
+        (e.json()["expires_at"].as_str(), e.json()["expired"].as_bool()),
+        (Some("2000-01-01T00:00:00.000Z"), Some(true))
+    );
+    let e = request(&s, "PUT", "/api/memory/3/expiry", WRITE, Some(b"{}")).json();
+    assert!(e["expires_at"].is_null() && e["expired"] == false, "{e}");
+    assert_error(
+        &request(&s, "PUT", "/api/memory/3/expiry", &[], Some(br#"{"ttl_seconds": 60}"#)),
+        403,
+        "X-Robotmem-Csrf",
+    );
+    assert_error(
+        &request(&s, "PUT", "/api/memory/3/expiry", WRITE, Some(br#"{"ttl_seconds": -1}"#)),
+        400,
+        "ttl_seconds",
+    );
+    assert_error(
+        &request(
+            &s,
+            "PUT",
+            "/api/memory/3/expiry",
+            WRITE,
+            Some(br#"{"ttl_seconds": 1, "expires_at": "2030-01-01T00:00:00Z"}"#),
+        ),
+        400,
+        "not both",
+    );
+    assert_error(
+        &request(&s, "PUT", "/api/memory/424242/expiry", WRITE, Some(br#"{"ttl_seconds": 60}"#)),
+        404,
+        "424242",
+    );
+    assert_eq!(get(&s, "/api/memory/3").json()["expires_at"], Value::Null);
     let big = json!({"content": "x".repeat(70_000)}).to_string();
     assert_error(&request(&s, "PUT", "/api/memory/3", WRITE, Some(big.as_bytes())), 413, "larger than");
 }
@@ -212,6 +249,11 @@ fn host_token_and_read_only() {
     let ro = server(&["--read-only"]);
     assert_error(&request(&ro, "DELETE", "/api/memory/1", WRITE, Some(br#"{"reason": "x"}"#)), 403, "read-only");
     assert_error(&request(&ro, "PUT", "/api/memory/1", WRITE, Some(br#"{"content": "x"}"#)), 403, "read-only");
+    assert_error(
+        &request(&ro, "PUT", "/api/memory/1/expiry", WRITE, Some(br#"{"ttl_seconds": 60}"#)),
+        403,
+        "read-only",
+    );
     assert_eq!(get(&ro, "/api/memory/1").json()["status"], "active");
 }
 

@@ -81,6 +81,11 @@ pub async fn update(State(app): State<Arc<App>>, Path(raw): Path<String>, bytes:
     answer(app, move |db| Ok(request::update(db, &body(&bytes, id(&raw)?)?)?.json)).await
 }
 
+/// Sets, moves or clears (a body with neither field) a memory's expiry.
+pub async fn set_expiry(State(app): State<Arc<App>>, Path(raw): Path<String>, bytes: Bytes) -> Response {
+    answer(app, move |db| Ok(request::set_expiry(db, &body(&bytes, id(&raw)?)?)?.json)).await
+}
+
 pub async fn forget(State(app): State<Arc<App>>, Path(raw): Path<String>, bytes: Bytes) -> Response {
     answer(app, move |db| Ok(request::forget(db, &body(&bytes, id(&raw)?)?)?.json)).await
 }

@@ -26,7 +26,7 @@ use std::sync::Arc;
 pub use limits::MAX_BODY;
 
 use axum::extract::DefaultBodyLimit;
-use axum::routing::get;
+use axum::routing::{get, put};
 use axum::Router;
 use clap::Args;
 use robotmem::{Db, Error, Result, Status};
@@ -95,6 +95,7 @@ pub fn router(app: Arc<App>) -> Router {
         api.route("/api/memory/{id}", get(api::memory))
     } else {
         api.route("/api/memory/{id}", get(api::memory).put(api::update).delete(api::forget))
+            .route("/api/memory/{id}/expiry", put(api::set_expiry))
     };
     Router::new()
         .route("/", get(guard::page))

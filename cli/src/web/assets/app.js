@@ -366,9 +366,26 @@ async function detail(id) {
       el("div", { class: "panel" }, el("h3", {}, "Forget"), reason, " ",
         el("button", { id: "forget-button", class: "danger", on: { click: async () => {
           if (!reason.value.trim()) return fail("give a reason to forget this memory");
-          try { await api(`/api/memory/${m.id}`, { method: "DELETE", body: { reason: reason.value } }); detail(m.id); } catch (e) { fail(e); } } } }, "Forget"))));
+          try { await api(`/api/memory/${m.id}`, { method: "DELETE", body: { reason: reason.value } }); detail(m.id); } catch (e) { fail(e); } } } }, "Forget")),
+      expiryPanel(m)));
   }
   show(parts);
+}
+
+// Sets when a memory expires (it then leaves recall, listings and dedup), or that it never does.
+function expiryPanel(m) {
+  const hours = el("input", { id: "expiry-hours", type: "number", min: "0", step: "any", placeholder: "e.g. 24", size: 8 });
+  const put = async (body) => {
+    try { await api(`/api/memory/${m.id}/expiry`, { method: "PUT", body }); detail(m.id); } catch (e) { fail(e); }
+  };
+  return el("div", { class: "panel" }, el("h3", {}, "Expiry"),
+    el("p", { id: "expiry-now", class: "muted" }, m.expires_at ? `${m.expired ? "expired" : "expires"} ${m.expires_at}` : "never expires"),
+    el("label", {}, "expires in (hours from now; it then leaves recall and listings)", hours),
+    el("button", { id: "expiry-button", on: { click: () => {
+      if (!hours.value.trim()) return fail("give the hours until this memory expires");
+      return put({ ttl_seconds: Number(hours.value) * 3600 });
+    } } }, "Set expiry"), " ",
+    m.expires_at ? el("button", { id: "expiry-clear", on: { click: () => put({}) } }, "Never expire") : null);
 }
 
 // A session's title from its context and record: robot · task — collection · time span · outcome.
