@@ -53,7 +53,8 @@ pub struct Expiry {
     #[arg(long = "ttl", value_name = "SECONDS")]
     #[serde(default)]
     pub ttl_seconds: Option<f64>,
-    /// Or when it expires, RFC 3339 (e.g. "2026-12-01T18:00:00Z"). Neither: the collection's default, else never.
+    /// Or when it expires, RFC 3339 (e.g. "2026-12-01T18:00:00Z"). Neither: a new memory gets the collection's
+    /// default, else never expires; set_expiry clears the expiry (never).
     #[arg(long, value_name = "TIME")]
     #[serde(default)]
     pub expires_at: Option<String>,
