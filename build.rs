@@ -72,7 +72,7 @@ fn header_comment() -> String {
 /// global symbol gets a prefix so the two copies coexist and a static link into
 /// a firmware image cannot clash with names like `bitmap_new`; the engine picks
 /// the AVX copy at run time only when the CPU has AVX. aarch64 gets NEON (always
-/// present there).
+/// present there), from a copy with one type error corrected (`neon_source`).
 mod sqlite_vec {
     use std::path::{Path, PathBuf};
 
@@ -137,11 +137,9 @@ mod sqlite_vec {
 
     fn compile(dir: &Path, prefix: &str, lib: &str, defines: &[&str]) {
         let mut b = cc::Build::new();
-        b.file(dir.join("sqlite-vec.c"))
-            .include(dir)
-            .define("SQLITE_CORE", None)
-            .define("SQLITE_VEC_OMIT_FS", None)
-            .warnings(false);
+        let file =
+            if defines.contains(&"SQLITE_VEC_ENABLE_NEON") { neon_source(dir) } else { dir.join("sqlite-vec.c") };
+        b.file(file).include(dir).define("SQLITE_CORE", None).define("SQLITE_VEC_OMIT_FS", None).warnings(false);
         for d in defines {
             b.define(d, None);
             if *d == "SQLITE_VEC_ENABLE_AVX" {
@@ -152,6 +150,40 @@ mod sqlite_vec {
             b.define(s, Some(format!("{prefix}{s}").as_str()));
         }
         b.compile(lib);
+    }
+
+    /// The NEON build's source: the pinned file with the one type error of its NEON
+    /// code corrected, written to OUT_DIR. `l1_int8_neon` hands the `int8x16_t` of
+    /// `vabdq_s8` to `vpaddlq_u8` and adds the resulting `uint32x4_t` to an
+    /// `int32x4_t`, which GCC refuses ("incompatible type for argument 1") unless
+    /// `-flax-vector-conversions` hides it for the whole file. The intent is clear:
+    /// the absolute difference of two int8 lanes is 0..=255, which only fits read
+    /// as u8, and the widened sums are non-negative. So the five accumulations get
+    /// the two reinterpret casts they mean (a bitwise no-op, what clang does
+    /// implicitly), and nothing else changes. tests/vector_kernels.rs checks this
+    /// copy's distances against the portable copy's over the whole int8 range.
+    fn neon_source(dir: &Path) -> PathBuf {
+        let src = std::fs::read_to_string(dir.join("sqlite-vec.c")).expect("sqlite-vec.c");
+        let (mut out, mut fixed) = (String::with_capacity(src.len() + 512), 0);
+        for line in src.split_inclusive('\n') {
+            let t = line.trim_start();
+            match (t.find("vpaddlq_u16(vpaddlq_u8("), t.strip_suffix(")));\n")) {
+                (Some(at), Some(body)) if t.starts_with("acc") => {
+                    let diff = &body[at + "vpaddlq_u16(vpaddlq_u8(".len()..];
+                    let head = &t[..at];
+                    let indent = &line[..line.len() - t.len()];
+                    out.push_str(&format!(
+                        "{indent}{head}vreinterpretq_s32_u32(vpaddlq_u16(vpaddlq_u8(vreinterpretq_u8_s8({diff})))));\n"
+                    ));
+                    fixed += 1;
+                }
+                _ => out.push_str(line),
+            }
+        }
+        assert_eq!(fixed, 5, "sqlite-vec {VERSION}: expected the five l1_int8_neon accumulations to correct");
+        let path = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR")).join("sqlite-vec-neon.c");
+        std::fs::write(&path, out).expect("write sqlite-vec-neon.c");
+        path
     }
 
     /// The crate's unpacked source: ROBOTMEM_SQLITE_VEC_SRC, else Cargo's registry
