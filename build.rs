@@ -72,7 +72,7 @@ fn header_comment() -> String {
 /// global symbol gets a prefix so the two copies coexist and a static link into
 /// a firmware image cannot clash with names like `bitmap_new`; the engine picks
 /// the AVX copy at run time only when the CPU has AVX. aarch64 gets NEON (always
-/// present there), from a copy with one type error corrected (`neon_source`).
+/// present there), from a copy with two faults corrected (`neon_source`).
 mod sqlite_vec {
     use std::path::{Path, PathBuf};
 
@@ -152,16 +152,17 @@ mod sqlite_vec {
         b.compile(lib);
     }
 
-    /// The NEON build's source: the pinned file with the one type error of its NEON
-    /// code corrected, written to OUT_DIR. `l1_int8_neon` hands the `int8x16_t` of
+    /// The NEON build's source: the pinned file with two faults of its NEON code
+    /// corrected (a type error, and an overflow below), written to OUT_DIR. `l1_int8_neon` hands the `int8x16_t` of
     /// `vabdq_s8` to `vpaddlq_u8` and adds the resulting `uint32x4_t` to an
     /// `int32x4_t`, which GCC refuses ("incompatible type for argument 1") unless
     /// `-flax-vector-conversions` hides it for the whole file. The intent is clear:
     /// the absolute difference of two int8 lanes is 0..=255, which only fits read
     /// as u8, and the widened sums are non-negative. So the five accumulations get
     /// the two reinterpret casts they mean (a bitwise no-op, what clang does
-    /// implicitly), and nothing else changes. tests/vector_kernels.rs checks this
-    /// copy's distances against the portable copy's over the whole int8 range.
+    /// implicitly), and nothing else changes. A unit test of src/store/vectors.rs
+    /// checks this copy's distances against the portable copy's over the whole
+    /// int8 range (run under qemu by scripts/aarch64-test.sh).
     fn neon_source(dir: &Path) -> PathBuf {
         let src = std::fs::read_to_string(dir.join("sqlite-vec.c")).expect("sqlite-vec.c");
         let (mut out, mut fixed) = (String::with_capacity(src.len() + 512), 0);
@@ -181,6 +182,16 @@ mod sqlite_vec {
             }
         }
         assert_eq!(fixed, 5, "sqlite-vec {VERSION}: expected the five l1_int8_neon accumulations to correct");
+        // `l2_sqr_int8_neon` squares the int16 differences in int16: a difference
+        // above 181 in magnitude (up to 255) overflows, and the distance comes out
+        // wrong (the unit test found 671.6 for 987.6). Square with widening
+        // multiplies into int32 instead, as the scalar path does.
+        let (square, widened) = (
+            "int16x8_t squared_diff = vmulq_s16(diff, diff);\n    int32x4_t sum = vpaddlq_s16(squared_diff);",
+            "int32x4_t sum = vaddq_s32(vmull_s16(vget_low_s16(diff), vget_low_s16(diff)), vmull_high_s16(diff, diff));",
+        );
+        assert_eq!(out.matches(square).count(), 1, "sqlite-vec {VERSION}: expected l2_sqr_int8_neon's int16 square");
+        let out = out.replace(square, widened);
         let path = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR")).join("sqlite-vec-neon.c");
         std::fs::write(&path, out).expect("write sqlite-vec-neon.c");
         path

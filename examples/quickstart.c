@@ -134,7 +134,7 @@ int main(int argc, char **argv) {
        the handle runs BM25 only and says why. */
     TRY(rm_embedding_status(db, &embedding));
     if (embedding->state == RM_EMBED_READY)
-        printf("embeddings: %s (%s kernel)\n", embedding->model, embedding->kernel);
+        printf("embeddings: %s (%s kernel)\n", embedding->model, embedding->index_kernel);
     else
         printf("embeddings unavailable: %s\n", embedding->reason);
     rm_embedding_info_free(embedding);

@@ -409,6 +409,10 @@ typedef struct rm_embedding_info {
   const char *kernel;
   // Why state is not RM_EMBED_READY ("" when it is).
   const char *reason;
+  // The in-process vector index's scan kernel, chosen for this CPU at run
+  // time: "avx512-vnni", "avx2", "neon-dotprod", "neon" or "portable" (every
+  // kernel ranks identically; this says which instructions do the work).
+  const char *index_kernel;
 } rm_embedding_info;
 
 // Output of rm_reembed() (a plain struct the caller owns).

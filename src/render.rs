@@ -249,6 +249,7 @@ pub fn embedding_status(s: &EmbeddingStatus) -> Value {
         "pending": s.pending,
         "kernel": s.kernel,
         "reason": s.reason,
+        "index_kernel": s.index_kernel,
     })
 }
 

@@ -413,6 +413,9 @@ pub struct EmbeddingStatus {
     pub kernel: &'static str,
     /// Why the state is not `Ready` (empty when it is).
     pub reason: String,
+    /// The vector index's scan kernel, chosen for this CPU: "avx512-vnni",
+    /// "avx2", "neon-dotprod", "neon" or "portable".
+    pub index_kernel: &'static str,
 }
 
 /// [`crate::Db::reembed`].

@@ -128,6 +128,7 @@ impl Db {
             pending,
             kernel: vectors::kernel().1,
             reason,
+            index_kernel: crate::search::vector::simd::Kernel::detected().name(),
         })
     }
 

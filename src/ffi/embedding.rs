@@ -37,6 +37,10 @@ pub struct rm_embedding_info {
     pub kernel: *const c_char,
     /// Why state is not RM_EMBED_READY ("" when it is).
     pub reason: *const c_char,
+    /// The in-process vector index's scan kernel, chosen for this CPU at run
+    /// time: "avx512-vnni", "avx2", "neon-dotprod", "neon" or "portable" (every
+    /// kernel ranks identically; this says which instructions do the work).
+    pub index_kernel: *const c_char,
 }
 
 owned!(InfoBox, rm_embedding_info, EmbeddingStatus, {});
@@ -64,6 +68,7 @@ pub unsafe extern "C" fn rm_embedding_status(db: *mut rm_db, out: *mut *mut rm_e
             pending: s.pending,
             kernel: arena.str(s.kernel),
             reason: arena.str(&s.reason),
+            index_kernel: arena.str(s.index_kernel),
         };
         // SAFETY: out checked non-NULL.
         unsafe { *out = InfoBox { public, arena, rust: s }.into_raw() };

@@ -65,6 +65,11 @@ static rm_embedding_info *status_of(rm_db *db) {
     CHECK_OK(rm_embedding_status(db, &s));
     CHECK(s != NULL && s->kernel != NULL && s->reason != NULL);
     CHECK(strcmp(s->kernel, "avx") == 0 || strcmp(s->kernel, "neon") == 0 || strcmp(s->kernel, "portable") == 0);
+    /* The vector index's kernel for this CPU (every one ranks identically). */
+    CHECK(s->index_kernel != NULL);
+    CHECK(strcmp(s->index_kernel, "avx512-vnni") == 0 || strcmp(s->index_kernel, "avx2") == 0 ||
+          strcmp(s->index_kernel, "neon-dotprod") == 0 || strcmp(s->index_kernel, "neon") == 0 ||
+          strcmp(s->index_kernel, "portable") == 0);
     return s;
 }
 
@@ -136,6 +141,7 @@ static void test_status_ready(rm_db *db) {
     CHECK_OK(rm_embedding_info_json(s, &json));
     CHECK(json != NULL && json[0] == '{' && contains(json, "\"state\"") && contains(json, "ready"));
     CHECK(contains(json, s->kernel));
+    CHECK(contains(json, "\"index_kernel\"") && contains(json, s->index_kernel));
     rm_string_free(json);
     rm_embedding_info_free(s);
 }

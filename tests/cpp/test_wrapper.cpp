@@ -725,6 +725,8 @@ void test_embeddings_off(const check::TempDir& dir) {
     CHECK(s.state == EmbedState::Unavailable && !s.reason.empty());
     CHECK(!s.model && s.dim == 0 && !s.stored_model && s.pending == 0);
     CHECK(s.kernel == "avx" || s.kernel == "neon" || s.kernel == "portable");
+    CHECK(s.index_kernel == "avx512-vnni" || s.index_kernel == "avx2" || s.index_kernel == "neon-dotprod" ||
+          s.index_kernel == "neon" || s.index_kernel == "portable");
     CHECK(check::contains(s.to_json(), "\"unavailable\"") && check::contains(s.to_json(), s.kernel));
     const auto ts = db.try_embedding_status();
     CHECK(ts.ok() && ts->state == EmbedState::Unavailable && ts->reason == s.reason && !ts->json);

@@ -166,7 +166,8 @@ pub fn session_ended(s: &SessionEnded) -> String {
 }
 
 pub fn status(s: &EmbeddingStatus) -> String {
-    let mut out = format!("embeddings {} · kernel {}\n", s.state.as_str(), s.kernel);
+    let mut out =
+        format!("embeddings {} · index kernel {} · sqlite-vec {}\n", s.state.as_str(), s.index_kernel, s.kernel);
     if let Some(m) = &s.model {
         let _ = writeln!(out, "  model {m} ({} dimensions)", s.dim);
     }

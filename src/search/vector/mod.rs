@@ -34,6 +34,7 @@ use rusqlite::Connection;
 
 pub mod quant;
 mod scan;
+pub(crate) mod simd;
 mod snapshot;
 
 use crate::embed::ModelStamp;

@@ -11,6 +11,8 @@
 //! that (recall@10 against exact f32 KNN is measured by the tests and the
 //! workload benchmark).
 
+use super::simd::{Kernel, QueryCode, QUERY_MAX};
+
 /// Largest |code|.
 const FULL: f32 = 127.0;
 
@@ -35,9 +37,9 @@ pub struct Query {
     /// Per 64-bit word: the sign bits, then the two bit planes of each
     /// component's weight 0..=3 in the first pass ([`first_pass`]).
     pub planes: Vec<[u64; 3]>,
-    /// Sum of the code's whole 32-byte blocks (for the AVX2 kernel).
-    q_sum: i32,
     pub code: Vec<i8>,
+    /// Sum of `code` (the x86 kernels subtract `128 · sum`).
+    code_sum: i32,
     /// Turns `dot(code, hi) · scale_of_vector` into a dot product.
     pub factor: f32,
 }
@@ -49,15 +51,19 @@ impl Query {
         let code =
             q.iter().map(|x| if s > 0.0 { (x / s).round().clamp(-QUERY_MAX, QUERY_MAX) as i8 } else { 0 }).collect();
         let code: Vec<i8> = code;
-        let q_sum = code[..code.len() / 32 * 32].iter().map(|&x| x as i32).sum();
+        let code_sum = code.iter().map(|&x| x as i32).sum();
         let planes = weight_planes(q, &sign_bits(q));
-        Query { exact: q.to_vec(), planes, code, q_sum, factor: s }
+        Query { exact: q.to_vec(), planes, code, code_sum, factor: s }
+    }
+
+    fn code(&self) -> QueryCode<'_> {
+        QueryCode { code: &self.code, sum: self.code_sum }
     }
 
     /// Approximate dot products with stored vectors (their `hi` planes, one
     /// after the other, and scales), into `out`.
     pub fn approx_all(&self, his: &[i8], scales: &[f32], dots: &mut Vec<i32>, out: &mut Vec<f32>) {
-        dot_rows(&self.code, his, dots);
+        Kernel::detected().dot_rows(self.code(), his, dots);
         out.clear();
         out.extend(dots.iter().zip(scales).map(|(&d, &s)| d as f32 * self.factor * s));
     }
@@ -65,49 +71,31 @@ impl Query {
     /// Approximate dot products with the stored vectors at `slots` (rows of
     /// `his`, `dim` codes each), as `(score, slot)`.
     pub fn approx_slots(&self, his: &[i8], scales: &[f32], slots: &[u32], out: &mut Vec<(f32, u32)>) {
-        let d = self.code.len();
+        let mut dots = Vec::new();
+        Kernel::detected().dot_slots(self.code(), his, slots, &mut dots);
         out.clear();
-        out.reserve(slots.len());
-        #[cfg(target_arch = "x86_64")]
-        if avx2() {
-            // SAFETY: the CPU supports AVX2 (checked).
-            unsafe { self.approx_slots_avx2(his, scales, slots, out) };
-            return;
-        }
-        out.extend(slots.iter().map(|&s| {
-            let r = s as usize * d..(s as usize + 1) * d;
-            (dot_i8_portable(&self.code, &his[r]) as f32 * self.factor * scales[s as usize], s)
-        }));
+        out.extend(dots.into_iter().map(|(d, s)| (d as f32 * self.factor * scales[s as usize], s)));
     }
 
-    /// The rows are far apart: each is prefetched a few slots ahead so that
-    /// their reads from memory overlap.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn approx_slots_avx2(&self, his: &[i8], scales: &[f32], slots: &[u32], out: &mut Vec<(f32, u32)>) {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        const AHEAD: usize = 6;
-        let d = self.code.len();
-        for (i, &s) in slots.iter().enumerate() {
-            if let Some(&next) = slots.get(i + AHEAD) {
-                let row = &his[next as usize * d..(next as usize + 1) * d];
-                for line in (0..d).step_by(64) {
-                    // SAFETY: a prefetch of an address inside `row`; it never faults.
-                    _mm_prefetch::<_MM_HINT_T0>(row.as_ptr().add(line).cast());
-                }
-            }
-            let r = s as usize * d..(s as usize + 1) * d;
-            out.push((dot_i8_avx2(&self.code, &his[r], self.q_sum) as f32 * self.factor * scales[s as usize], s));
-        }
-    }
-
-    /// Dot product of the f32 query with a stored vector's code.
+    /// Dot product of the f32 query with a stored vector's code, summed in 16
+    /// lanes (the compiler vectorises it; the same order, so the same float, on
+    /// every CPU: Rust does not fuse the multiply-adds).
     pub fn rescore(&self, hi: &[i8], scale: f32) -> f32 {
-        let mut acc = 0f32;
-        for (q, &h) in self.exact.iter().zip(hi) {
-            acc += q * h as f32;
+        let n = self.exact.len().min(hi.len());
+        let (q, h) = (&self.exact[..n], &hi[..n]);
+        let mut acc = [0f32; 16];
+        let (cq, ch) = (q.chunks_exact(16), h.chunks_exact(16));
+        let (rq, rh) = (cq.remainder(), ch.remainder());
+        for (x, y) in cq.zip(ch) {
+            for i in 0..16 {
+                acc[i] += x[i] * y[i] as f32;
+            }
         }
-        acc * scale
+        let mut sum = acc.iter().sum::<f32>();
+        for (x, &y) in rq.iter().zip(rh) {
+            sum += x * y as f32;
+        }
+        sum * scale
     }
 }
 
@@ -148,168 +136,7 @@ fn weight_planes(q: &[f32], bits: &[u64]) -> Vec<[u64; 3]> {
 /// of sign bits in `rows` (`planes.len()` words a row), into `out`: the
 /// weights of the components whose signs agree (higher is nearer).
 pub fn first_pass(planes: &[[u64; 3]], rows: &[u64], out: &mut Vec<u16>) {
-    out.clear();
-    if planes.is_empty() {
-        return;
-    }
-    out.reserve(rows.len() / planes.len());
-    #[cfg(target_arch = "x86_64")]
-    if popcnt() {
-        // SAFETY: the CPU has POPCNT (checked).
-        unsafe { first_pass_popcnt(planes, rows, out) };
-        return;
-    }
-    first_pass_portable(planes, rows, out);
-}
-
-#[inline(always)]
-fn agreement<const W: usize>(planes: &[[u64; 3]; W], row: &[u64; W]) -> u16 {
-    let mut e = 0u32;
-    for w in 0..W {
-        let same = !(planes[w][0] ^ row[w]);
-        e += (same & planes[w][1]).count_ones() + 2 * (same & planes[w][2]).count_ones();
-    }
-    e as u16
-}
-
-/// [`first_pass`] for rows of `W` words (no closures: they would not inherit
-/// the caller's target features).
-#[inline(always)]
-fn first_pass_rows<const W: usize>(planes: &[[u64; 3]], rows: &[u64], out: &mut Vec<u16>) {
-    let planes: &[[u64; 3]; W] = planes.try_into().expect("W words");
-    for r in rows.chunks_exact(W) {
-        out.push(agreement(planes, r.try_into().expect("W words")));
-    }
-}
-
-#[inline(always)]
-fn first_pass_portable(planes: &[[u64; 3]], rows: &[u64], out: &mut Vec<u16>) {
-    // Row widths of the common models unrolled (384-d: 6 words, 512-d: 8).
-    match planes.len() {
-        6 => first_pass_rows::<6>(planes, rows, out),
-        8 => first_pass_rows::<8>(planes, rows, out),
-        w => {
-            for r in rows.chunks_exact(w) {
-                let mut e = 0u32;
-                for (p, &x) in planes.iter().zip(r) {
-                    let same = !(p[0] ^ x);
-                    e += (same & p[1]).count_ones() + 2 * (same & p[2]).count_ones();
-                }
-                out.push(e as u16);
-            }
-        }
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "popcnt")]
-unsafe fn first_pass_popcnt(planes: &[[u64; 3]], rows: &[u64], out: &mut Vec<u16>) {
-    first_pass_portable(planes, rows, out);
-}
-
-#[cfg(target_arch = "x86_64")]
-fn popcnt() -> bool {
-    use std::sync::OnceLock;
-    static POPCNT: OnceLock<bool> = OnceLock::new();
-    *POPCNT.get_or_init(|| std::arch::is_x86_feature_detected!("popcnt"))
-}
-
-/// Largest |query code| (see `dot_i8_avx2`).
-pub const QUERY_MAX: f32 = 64.0;
-
-/// Integer dot products of `q` (codes within ±[`QUERY_MAX`]) with each
-/// `q.len()`-long row of `rows`, into `out`.
-pub fn dot_rows(q: &[i8], rows: &[i8], out: &mut Vec<i32>) {
-    out.clear();
-    if q.is_empty() {
-        return;
-    }
-    out.reserve(rows.len() / q.len());
-    #[cfg(target_arch = "x86_64")]
-    if avx2() {
-        // SAFETY: the CPU supports AVX2 (checked).
-        unsafe { dot_rows_avx2(q, rows, out) };
-        return;
-    }
-    out.extend(rows.chunks_exact(q.len()).map(|r| dot_i8_portable(q, r)));
-}
-
-#[cfg(target_arch = "x86_64")]
-fn avx2() -> bool {
-    use std::sync::OnceLock;
-    static AVX2: OnceLock<bool> = OnceLock::new();
-    *AVX2.get_or_init(|| std::arch::is_x86_feature_detected!("avx2"))
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn dot_rows_avx2(q: &[i8], rows: &[i8], out: &mut Vec<i32>) {
-    let head = q.len() / 32 * 32;
-    let q_sum: i32 = q[..head].iter().map(|&x| x as i32).sum();
-    out.extend(rows.chunks_exact(q.len()).map(|r| dot_i8_avx2(q, r, q_sum)));
-}
-
-/// Integer dot product of two int8 slices (the shorter length; `a` within ±[`QUERY_MAX`]).
-pub fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
-    #[cfg(target_arch = "x86_64")]
-    if avx2() {
-        let head = a.len().min(b.len()) / 32 * 32;
-        let q_sum: i32 = a[..head].iter().map(|&x| x as i32).sum();
-        // SAFETY: the CPU supports AVX2 (checked).
-        return unsafe { dot_i8_avx2(a, b, q_sum) };
-    }
-    dot_i8_portable(a, b)
-}
-
-/// Written so the compiler vectorises it (widening multiply-add in 16 lanes;
-/// NEON on aarch64, SSE2 on x86_64 without AVX2).
-fn dot_i8_portable(a: &[i8], b: &[i8]) -> i32 {
-    let n = a.len().min(b.len());
-    let (a, b) = (&a[..n], &b[..n]);
-    let mut acc = [0i32; 16];
-    let (ca, cb) = (a.chunks_exact(16), b.chunks_exact(16));
-    let (ra, rb) = (ca.remainder(), cb.remainder());
-    for (x, y) in ca.zip(cb) {
-        for i in 0..16 {
-            acc[i] += x[i] as i16 as i32 * y[i] as i16 as i32;
-        }
-    }
-    let mut sum: i32 = acc.iter().sum();
-    for (x, y) in ra.iter().zip(rb) {
-        sum += *x as i32 * *y as i32;
-    }
-    sum
-}
-
-/// 32 products per step with `vpmaddubsw`, which multiplies unsigned by signed
-/// bytes: the stored code `c` is read as `c + 128` (flip the sign bit) and
-/// `128 · Σq` is subtracted at the end. Each pair sum stays within int16 because
-/// query codes are within ±[`QUERY_MAX`] (2 · 255 · 64 = 32640).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-#[inline]
-unsafe fn dot_i8_avx2(q: &[i8], c: &[i8], q_sum: i32) -> i32 {
-    use std::arch::x86_64::*;
-    let n = q.len().min(c.len());
-    let steps = n / 32;
-    let (pq, pc) = (q.as_ptr(), c.as_ptr());
-    let (flip, ones) = (_mm256_set1_epi8(-128), _mm256_set1_epi16(1));
-    let mut acc = _mm256_setzero_si256();
-    for i in 0..steps {
-        // SAFETY: reads 32 bytes at i*32 < steps*32 <= n.
-        let x = _mm256_loadu_si256(pq.add(i * 32).cast());
-        let y = _mm256_xor_si256(_mm256_loadu_si256(pc.add(i * 32).cast()), flip);
-        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(y, x), ones));
-    }
-    let sum128 = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256::<1>(acc));
-    let sum64 = _mm_add_epi32(sum128, _mm_unpackhi_epi64(sum128, sum128));
-    let sum32 = _mm_add_epi32(sum64, _mm_shuffle_epi32::<1>(sum64));
-    // q_sum covers the first steps*32 query codes; the tail is added plainly.
-    let mut sum = _mm_cvtsi128_si32(sum32) - 128 * q_sum;
-    for j in steps * 32..n {
-        sum += q[j] as i32 * c[j] as i32;
-    }
-    sum
+    Kernel::detected().first_pass(planes, rows, out);
 }
 
 /// A pseudo-random unit vector (for tests).
@@ -382,7 +209,7 @@ mod tests {
         first_pass(&query.planes, &rows, &mut out);
         assert_eq!(out, [6, 0, 3]);
         let mut portable = Vec::new();
-        first_pass_portable(&query.planes, &rows, &mut portable);
+        Kernel::Portable.first_pass(&query.planes, &rows, &mut portable);
         assert_eq!(portable, out);
         // 384 and 512 dimensions (the unrolled widths) and one that is not.
         for dim in [384, 512, 100] {
@@ -398,20 +225,5 @@ mod tests {
             first_pass(&query.planes, &sign_bits(&v), &mut out);
             assert_eq!(out, [want as u16], "dimension {dim}");
         }
-    }
-
-    #[test]
-    fn simd_and_portable_dot_agree() {
-        for n in [0, 5, 16, 48, 384, 389] {
-            let a: Vec<i8> = (0..n).map(|i| ((i * 37) % 129 - 64) as i8).collect();
-            let b: Vec<i8> = (0..n).map(|i| ((i * 91) % 255 - 127) as i8).collect();
-            let want: i32 = a.iter().zip(&b).map(|(x, y)| *x as i32 * *y as i32).sum();
-            assert_eq!(dot_i8(&a, &b), want, "length {n}");
-            assert_eq!(dot_i8_portable(&a, &b), want, "length {n}");
-        }
-        // Extremes: no int16 saturation inside the SIMD path.
-        assert_eq!(dot_i8(&[-64; 64], &[-128; 64]), 64 * 8192);
-        assert_eq!(dot_i8(&[64; 64], &[127; 64]), 64 * 8128);
-        assert_eq!(dot_i8(&[-64; 64], &[127; 64]), -64 * 8128);
     }
 }

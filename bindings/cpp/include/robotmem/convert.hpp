@@ -129,6 +129,7 @@ inline void copy_into(const rm_embedding_info& r, EmbeddingStatus& o) {
     o.pending = r.pending;
     o.kernel = str(r.kernel);
     o.reason = str(r.reason);
+    o.index_kernel = str(r.index_kernel);
 }
 
 /// One LearnResult per item, in item order (no JSON: the library renders the

@@ -290,6 +290,7 @@ struct EmbeddingStatus : JsonRendering {
     std::int64_t pending = 0;                ///< active memories without a vector (Db::reembed() embeds them)
     std::string kernel;                      ///< sqlite-vec kernel in use: "avx", "neon" or "portable"
     std::string reason;                      ///< why state is not Ready ("" when it is)
+    std::string index_kernel;                ///< vector index scan kernel: "avx512-vnni", "avx2", "neon-dotprod", "neon" or "portable"
 };
 
 /// Result of Db::reembed() (rm_reembed_result).
