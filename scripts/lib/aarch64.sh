@@ -18,6 +18,11 @@
 #                    (/lib/aarch64-linux-gnu, libc6:arm64 comes with libstd-rust-web-dev:arm64),
 #                    another build than the cross loader it runs with; that pair hangs
 #                    in pthread_create. LD_LIBRARY_PATH puts the cross libraries first.
+#   AARCH64_RUN      tests/cross/qemu-aarch64.sh: the same, an aarch64 /proc/cpuinfo for
+#                    the guest (ONNX Runtime crashes on the host's x86 one under qemu 7.2)
+#                    and a Cortex-A76 as the CPU (qemu's default "max" has SME, on which
+#                    ONNX Runtime's int8 kernels give wrong vectors under qemu 7.2); use it
+#                    for anything that loads ONNX Runtime. Cargo's runner.
 #   CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_{LINKER,RUNNER}, CC_/CXX_/AR_ for the target
 AARCH64_TRIPLE=aarch64-unknown-linux-gnu
 AARCH64_PACKAGES=(rustc-web cargo-web libstd-rust-web-dev:arm64 gcc-aarch64-linux-gnu
@@ -56,7 +61,8 @@ aarch64_setup() {
   export AARCH64_QEMU=/usr/bin/qemu-aarch64-static QEMU_LD_PREFIX=/usr/aarch64-linux-gnu
   export QEMU_SET_ENV=LD_LIBRARY_PATH=/usr/aarch64-linux-gnu/lib
   export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
-  export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER=/usr/bin/qemu-aarch64-static
+  export AARCH64_RUN=$root/tests/cross/qemu-aarch64.sh
+  export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER=$AARCH64_RUN
   export CC_aarch64_unknown_linux_gnu=aarch64-linux-gnu-gcc CXX_aarch64_unknown_linux_gnu=aarch64-linux-gnu-g++
   export AR_aarch64_unknown_linux_gnu=aarch64-linux-gnu-ar
 }
