@@ -18,8 +18,9 @@
 #                          it the cross compiler's own target libraries are used
 #                          (Debian: /usr/aarch64-linux-gnu)
 #   CMAKE_CROSSCOMPILING_EMULATOR  how to run target programs here; by default
+#                          tests/cross/qemu-aarch64.sh in robotmem's tree, else
 #                          qemu-aarch64-static (or qemu-aarch64) with -L at the
-#                          target libraries, when installed
+#                          target libraries, when installed (see below)
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)
 
