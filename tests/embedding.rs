@@ -24,7 +24,12 @@ fn recall(db: &Db, q: &str) -> RecallResult {
 /// Rust embeddings against a Python onnxruntime reference (independent
 /// tokenizer, one sentence at a time): cosine >= 0.999 for every sentence, also
 /// when all are embedded in one call (padded batches; per-text runs for models
-/// with max_batch 1).
+/// with max_batch 1). The references come from the x86_64 onnxruntime wheel; on
+/// aarch64 (scripts/aarch64-test.sh, under qemu) ONNX Runtime's own int8 kernels
+/// round differently (the English MiniLM's sentence 5 lands at 0.9977, the same
+/// on emulated Cortex-A72, A76 and Neoverse N1), so the bound there is 0.995;
+/// what that does to rankings is measured on real text by scripts/aarch64-quality.sh.
+const REFERENCE_COSINE: f32 = if cfg!(target_arch = "aarch64") { 0.995 } else { 0.999 };
 fn check_reference(m: &model::Model, reference: &str) {
     let path = m.root.join(reference);
     let reference: Value =
@@ -47,7 +52,7 @@ fn check_reference(m: &model::Model, reference: &str) {
         for got in [&one, &all[i]] {
             let c = cosine(got, &want[i]);
             worst = worst.min(c);
-            assert!(c >= 0.999, "sentence {i} {s:?}: cosine {c} with the reference");
+            assert!(c >= REFERENCE_COSINE, "sentence {i} {s:?}: cosine {c} with the reference");
         }
     }
     println!("{}: {} sentences, worst cosine vs reference {worst:.6}", e.stamp().name, sentences.len());
