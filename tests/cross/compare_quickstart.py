@@ -5,7 +5,7 @@ x86_64 natively, aarch64 under qemu), line by line.
 usage: compare_quickstart.py --mode bm25|hybrid REFERENCE OTHER
 
 What may differ: the database path, the session id (random), timestamps, the
-query time, the vector kernel's name (avx2 / neon / portable). Everything else is
+query time, the vector index kernel's name (avx512-vnni / avx2 / neon-dotprod / neon / portable). Everything else is
 compared:
   - text outside numbers: exactly;
   - each recall: the same memories; in bm25 mode in the same order with the same
@@ -35,7 +35,7 @@ def normalise(line):
     line = UUID.sub("<uuid>", line)
     line = re.sub(r"^(robotmem \S+), database .*$", r"\1, database <path>", line)
     line = re.sub(r"^(\d+ active memories in ).*$", r"\1<path>", line)
-    line = re.sub(r"^(embeddings: .*) \(\w+ kernel\)$", r"\1 (<kernel> kernel)", line)
+    line = re.sub(r"^(embeddings: .*) \([\w-]+ kernel\)$", r"\1 (<kernel> kernel)", line)
     return line
 
 
@@ -153,7 +153,7 @@ def main():
     modes = [p[0].rsplit("mode ", 1)[1] for k, p in a if k == "recall"]
     if want_mode not in modes:
         problems.append(f"no recall in mode {want_mode} (modes {modes}): was the model loaded as intended?")
-    kernels = [re.sub(r"^.*\((\w+) kernel\)$", r"\1", line) for path in (args.reference, args.other)
+    kernels = [re.sub(r"^.*\(([\w-]+) kernel\)$", r"\1", line) for path in (args.reference, args.other)
                for line in open(path, encoding="utf-8").read().splitlines() if line.endswith(" kernel)")]
     if problems:
         print(f"quickstart {args.mode}: {args.reference} and {args.other} differ:")
