@@ -38,16 +38,9 @@
 # the x86_64 ONNX Runtime (scripts/fetch-model.sh), the aarch64 ONNX Runtime in
 # .cache/models/onnxruntime-aarch64/, ../shared/data, python3.
 #
-# Two things of qemu-user 7.2 are worked around here, for this process only:
-#   - libc: with libc6:arm64 installed (libstd-rust-web-dev:arm64 pulls it in),
-#     QEMU_LD_PREFIX=/usr/aarch64-linux-gnu loads the cross package's ld.so
-#     (glibc 2.36-8) with the multiarch libc.so.6 (a later 2.36 update): the first
-#     pthread_create then spins forever. The prefix used here holds one glibc.
-#   - /proc/cpuinfo: qemu-user passes the host's (x86) file through; ONNX
-#     Runtime's cpuinfo finds no ARM core in it and dereferences NULL (SIGSEGV on
-#     the first session). The prefix holds an aarch64 /proc/cpuinfo for the
-#     emulated CPU (qemu-user opens a guest path under the prefix when it exists
-#     there).
+# Two things of qemu-user 7.2 are worked around for this script's processes
+# (benches/arm/qemu-prefix.sh): a hang from two glibc versions, and a SIGSEGV in
+# ONNX Runtime's CPU detection.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -94,30 +87,10 @@ for s in "${set_list[@]}"; do
   [ -f "${ROBOTMEM_DEVSETS:-$repo/../shared/data}/$f" ] || skip "no dev set $f (../shared/data or \$ROBOTMEM_DEVSETS)"
 done
 
-# The qemu prefix: the one glibc (multiarch libc6:arm64 if installed, else the
-# cross package's), plus an aarch64 /proc/cpuinfo for the emulated CPU.
-prefix=$work/qemu-prefix
-mkdir -p "$prefix/proc"
-if [ -e /lib/aarch64-linux-gnu/libc.so.6 ] && [ -e /lib/ld-linux-aarch64.so.1 ]; then
-  for d in lib usr etc; do ln -s "/$d" "$prefix/$d"; done
-  libc_from="libc6:arm64 $(dpkg-query -W -f='${Version}' libc6:arm64 2>/dev/null || echo '?')"
-else
-  ln -s /usr/aarch64-linux-gnu/lib "$prefix/lib"
-  libc_from="libc6-arm64-cross $(dpkg-query -W -f='${Version}' libc6-arm64-cross 2>/dev/null || echo '?')"
-fi
-case $cpu in
-  # part, variant, revision, features (as Linux reports them for that core)
-  cortex-a72) midr=(0xd08 0x0 3 "fp asimd evtstrm crc32 cpuid") ;;
-  cortex-a76) midr=(0xd0b 0x4 1 "fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm lrcpc dcpop asimddp") ;;
-  neoverse-n1) midr=(0xd0c 0x3 1 "fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm lrcpc dcpop asimddp ssbs") ;;
-  *) fail "ROBOTMEM_AARCH64_CPU=$cpu: cortex-a72, cortex-a76 or neoverse-n1" ;;
-esac
-for ((i = 0; i < $(nproc); i++)); do
-  printf 'processor\t: %d\nBogoMIPS\t: 50.00\nFeatures\t: %s\nCPU implementer\t: 0x41\nCPU architecture: 8\n' "$i" "${midr[3]}"
-  printf 'CPU variant\t: %s\nCPU part\t: %s\nCPU revision\t: %s\n\n' "${midr[1]}" "${midr[0]}" "${midr[2]}"
-done >"$prefix/proc/cpuinfo"
-export QEMU_LD_PREFIX=$prefix QEMU_CPU=$cpu
-echo "qemu: $($AARCH64_QEMU --version | head -1), -cpu $cpu, glibc from $libc_from"
+# The qemu prefix: one glibc and an aarch64 /proc/cpuinfo (benches/arm/qemu-prefix.sh).
+source benches/arm/qemu-prefix.sh
+qemu_prefix "$work/qemu-prefix" "$cpu" || fail "ROBOTMEM_AARCH64_CPU: $qemu_prefix_why"
+echo "qemu: $($AARCH64_QEMU --version | head -1), -cpu $cpu, glibc from $qemu_prefix_libc"
 
 # The model directories each run sees: the same model files, each machine's runtime.
 for arch in x86_64 aarch64; do
