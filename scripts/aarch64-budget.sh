@@ -30,8 +30,10 @@
 #   ROBOTMEM_BUDGET_SIZES    database sizes (default "10000 100000")
 #   ROBOTMEM_BUDGET_REAL     memories embedded by the model in a database with
 #                            vectors (default 10000; the others get copied vectors)
-#   ROBOTMEM_BUDGET_RECALLS  recalls per run (default 21: the first, then 10 plain,
-#                            5 with a context_filter, 5 with a spatial_sort)
+#   ROBOTMEM_BUDGET_RECALLS  recalls per run (default 40 of the workload bench's mix:
+#                            the first of each kind, then 19 plain, 4 with a
+#                            context_filter used for the first time, 5 with one
+#                            used before, 9 with a spatial_sort)
 #   ROBOTMEM_BUDGET_LEARNS   learns per run (default 11: the first, then 10)
 #   ROBOTMEM_BUDGET_CHECK    memories learned under qemu for the file check
 #                            (default 2000, a tenth of them with the model)
@@ -51,7 +53,7 @@ source benches/arm/qemu-prefix.sh
 
 read -ra sizes <<<"${ROBOTMEM_BUDGET_SIZES:-10000 100000}"
 real=${ROBOTMEM_BUDGET_REAL:-10000}
-recalls=${ROBOTMEM_BUDGET_RECALLS:-21}
+recalls=${ROBOTMEM_BUDGET_RECALLS:-40}
 learns=${ROBOTMEM_BUDGET_LEARNS:-11}
 check=${ROBOTMEM_BUDGET_CHECK:-2000}
 cpu=${ROBOTMEM_AARCH64_CPU:-cortex-a76}
@@ -168,7 +170,8 @@ for k in ("bm25", "model"):
         same = "the same" if a["file_bytes"] == b["file_bytes"] else "DIFFERENT"
         print(f"  {k:5} {a['memories']:6} memories: x86_64 {a['file_bytes']} bytes, aarch64 {b['file_bytes']} bytes: {same}")
 
-print("\nbudget per database (a process that opens it, recalls 21 times and learns 11 memories):")
+some = next(r for r in rows if r["label"].startswith("native"))
+print(f"\nbudget per database (a process that opens it, recalls {sum(some['recalls'].values())} times and learns {some['learns']} memories):")
 print("  memories model   file MiB | x86_64: peak RSS MiB  heap in use MiB | aarch64: heap in use MiB  qemu-user RSS MiB (includes the emulator)")
 for n in sizes:
     for k in ("bm25", "model"):
@@ -179,9 +182,9 @@ for n in sizes:
         print(f"  {n:8} {'yes' if k == 'model' else 'no':5} {mib(nat['file_bytes']):>9} | {mib(nat['after_close']['vm_hwm_kb'] * 1024):>19}  "
               f"{mib(heap(nat)):>15} | {mib(heap(q)):>23}  {mib(q['after_close']['vm_hwm_kb'] * 1024):>17}")
 
-PHASES = [("open", 1, None), ("first recall", 2, None), ("recall, plain", 3, "plain"),
-          ("recall, context_filter", 4, "filter"), ("recall, spatial_sort", 5, "spatial"),
-          ("first learn", 6, None), ("learn", 7, "learns")]
+PHASES = [("open", 1, None), ("first recall of each kind", 2, "first"), ("recall, plain", 3, "plain"),
+          ("recall, filter's first use", 4, "filter_new"), ("recall, context_filter", 5, "filter"),
+          ("recall, spatial_sort", 6, "spatial"), ("first learn", 7, None), ("learn", 8, "learns")]
 
 
 def per_op(r, phase, count):
@@ -195,12 +198,12 @@ def per_op(r, phase, count):
 print("\ninstructions per operation (x86_64: valgrind callgrind; aarch64: qemu-aarch64 + insn_count; embed_threads 1):")
 for k in ("bm25", "model"):
     print(f"  {'BM25 only' if k == 'bm25' else 'with the model (hybrid recall, learn with an embedding)'}:")
-    head = "    phase                    " + "".join(f"x86_64 {n:>7}  aarch64 {n:>7}  a/x   " for n in sizes)
+    head = "    phase                       " + "".join(f"x86_64 {n:>7}  aarch64 {n:>7}  a/x   " for n in sizes)
     if len(sizes) == 2:
         head += "growth x86_64  growth aarch64"
     print(head)
     for name, phase, count in PHASES:
-        line, growth = f"    {name:24}", []
+        line, growth = f"    {name:27}", []
         for n in sizes:
             x, a = by.get(f"callgrind {k} {n}"), by.get(f"qemu {k} {n}")
             if not x or not a:

@@ -25,10 +25,13 @@
 //! calls `write(-1, buf, phase)` (fails with EBADF, does nothing), seen by
 //! benches/arm/insn_count.c under qemu, and calls the non-inlined
 //! `robotmem_arm_mark`, where valgrind's `--dump-before` cuts its profile.
-//! Phases: 1 open; 2 the first recall (it loads the text index, the vector
-//! index and the tokenizer's dictionary); the other R − 1 recalls of the mix by
-//! kind: 3 plain, 4 with a context_filter, 5 with a spatial_sort; 6 the first
-//! learn; 7 the other L − 1 learns; 8 close.
+//! Phases: 1 open; 2 the first recall of each kind (plain, with a
+//! context_filter, with a spatial_sort: they load the text index, the vector
+//! index, the tokenizer's dictionary and the spatial index); the other recalls
+//! of the mix by kind: 3 plain, 4 with a context_filter whose filter is used for
+//! the first time (the engine then reads that filter's fields of every memory),
+//! 5 with a context_filter used before, 6 with a spatial_sort; 7 the first
+//! learn; 8 the other L − 1 learns; 9 close.
 
 #[path = "../workload/corpus.rs"]
 #[allow(dead_code)]
@@ -81,7 +84,7 @@ const USAGE: &str = "usage: cargo bench --bench arm-budget -- build --db FILE --
            [--model-dir DIR --ort-library FILE] [--threads T] [--seed S]
   build      learn N corpus memories into a new FILE (with the model: the first K embedded,
              the rest given perturbed copies of their vectors; default K = N)
-  run        open FILE, R recalls of the query mix (default 20), L single learns (default 20), close
+  run        open FILE, R recalls of the query mix (default 40), L single learns (default 20), close
   --threads  embed_threads (default 2, the library's default; 1 for instruction counts)
   Prints one JSON line (file bytes, RSS, heap in use per phase). See docs/ARM64.md.";
 
@@ -100,7 +103,8 @@ struct Args {
 
 fn parse() -> Result<Args, String> {
     let mut it = std::env::args().skip(1).filter(|a| a != "--bench");
-    let cmd = it.next().ok_or("no command (build or run)")?;
+    // `cargo bench` with no arguments runs every bench: nothing to do here.
+    let cmd = it.next().unwrap_or_else(|| "--help".into());
     if cmd == "-h" || cmd == "--help" {
         println!("{USAGE}");
         std::process::exit(0);
@@ -110,7 +114,7 @@ fn parse() -> Result<Args, String> {
         db: PathBuf::new(),
         memories: 0,
         real: None,
-        recalls: 20,
+        recalls: 40,
         learns: 20,
         model_dir: None,
         ort: None,
@@ -286,29 +290,50 @@ fn run(a: &Args, out: &mut Map<String, Value>) {
     let qs = corpus::queries(a.recalls.max(1), a.seed);
     let mut hits = 0;
     let mut kinds = Map::new();
-    let first: Vec<&corpus::Query> = qs[..1].iter().collect();
-    let of = |k: corpus::Kind| qs[1..].iter().filter(|q| q.kind == k).collect::<Vec<_>>();
+    let first: Vec<&corpus::Query> =
+        corpus::Kind::ALL.iter().filter_map(|&k| qs.iter().find(|q| q.kind == k)).collect();
+    let of = |k: corpus::Kind| {
+        qs.iter().filter(|q| q.kind == k && !first.iter().any(|f| std::ptr::eq(*f, *q))).collect::<Vec<_>>()
+    };
+    // Filtered recalls: the first with each filter, and those whose filter was used before.
+    let mut seen: Vec<&Option<String>> = first.iter().map(|q| &q.filter).collect();
+    let (mut new_filter, mut old_filter) = (Vec::new(), Vec::new());
+    for q in of(corpus::Kind::Filter) {
+        if seen.contains(&&q.filter) {
+            old_filter.push(q);
+        } else {
+            seen.push(&q.filter);
+            new_filter.push(q);
+        }
+    }
     let phases = [
-        (2, "first", first),
+        (2, "first", first.clone()),
         (3, "plain", of(corpus::Kind::Plain)),
-        (4, "filter", of(corpus::Kind::Filter)),
-        (5, "spatial", of(corpus::Kind::Spatial)),
+        (4, "filter_new", new_filter),
+        (5, "filter", old_filter),
+        (6, "spatial", of(corpus::Kind::Spatial)),
     ];
+    let mut ms = Map::new();
     for (phase, name, qs) in phases {
         robotmem_arm_mark(phase);
+        let t = Instant::now();
         for q in &qs {
             hits += db.recall(&q.request()).unwrap_or_else(|e| panic!("recall {:?}: {e}", q.text)).hits.len();
         }
+        let dt = t.elapsed().as_secs_f64();
         robotmem_arm_mark(phase);
         kinds.insert(name.into(), json!(qs.len()));
+        ms.insert(name.into(), json!((dt * 1e6 / qs.len().max(1) as f64).round() / 1e3));
     }
     out.insert("recalls".into(), Value::Object(kinds));
+    // Wall time per recall: meaningful natively only (on a board), not under emulation.
+    out.insert("recall_ms".into(), Value::Object(ms));
     out.insert("hits".into(), json!(hits));
     out.insert("after_recalls".into(), memory());
 
     let mut c = corpus::Corpus::new(a.seed ^ 0x1EA2);
     let ms: Vec<corpus::Memory> = (0..a.learns.max(1)).map(|_| c.next_memory()).collect();
-    for (phase, ms) in [(6, &ms[..1]), (7, &ms[1..])] {
+    for (phase, ms) in [(7, &ms[..1]), (8, &ms[1..])] {
         robotmem_arm_mark(phase);
         for m in ms {
             db.learn(&m.request()).expect("learn");
@@ -318,9 +343,9 @@ fn run(a: &Args, out: &mut Map<String, Value>) {
     out.insert("learns".into(), json!(ms.len()));
     out.insert("after_learns".into(), memory());
 
-    robotmem_arm_mark(8);
+    robotmem_arm_mark(9);
     db.close().unwrap();
-    robotmem_arm_mark(8);
+    robotmem_arm_mark(9);
     out.insert("after_close".into(), memory());
 }
 
