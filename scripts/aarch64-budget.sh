@@ -24,8 +24,9 @@
 #   4. prints the budget (file size, x86_64 peak RSS, heap in use on both) and
 #      the instructions per open / recall / learn at both sizes with their growth.
 #
-# Usage: scripts/aarch64-budget.sh        (10k and 100k memories: about 30-40 min
-#                                          on a 2-core machine, most of it valgrind)
+# Usage: scripts/aarch64-budget.sh        (10k and 100k memories: 694 s on a 2-core
+#                                          machine loaded by other work, most of it
+#                                          valgrind at 100k)
 # Environment:
 #   ROBOTMEM_BUDGET_SIZES    database sizes (default "10000 100000")
 #   ROBOTMEM_BUDGET_REAL     memories embedded by the model in a database with

@@ -19,8 +19,8 @@
 # differences, and R@1/R@5/R@10/MRR@10 of both runs side by side; exits 1 on a
 # real difference.
 #
-# Usage: scripts/aarch64-quality.sh   (from anywhere; about 3-4 minutes on a
-#        2-core machine, nearly all of it the emulated learning)
+# Usage: scripts/aarch64-quality.sh   (from anywhere; 282 s on a 2-core machine
+#        loaded by other work, 239 s of it the emulated run, mostly its learning)
 # Environment:
 #   ROBOTMEM_AARCH64_MEMORIES  memories learned per set (default 800)
 #   ROBOTMEM_AARCH64_QUERIES   questions recalled per set (default 200)
@@ -29,8 +29,9 @@
 #   ROBOTMEM_AARCH64_SETS      default squad,cmrc
 #   ROBOTMEM_AARCH64_CPU       the CPU qemu emulates: cortex-a76 (default; Raspberry
 #                              Pi 5, RK3588: NEON with the dot-product instructions),
-#                              cortex-a72 (Raspberry Pi 4: NEON without them) or
-#                              neoverse-n1; ONNX Runtime picks its int8 kernels by it
+#                              cortex-a72 (Raspberry Pi 4: NEON without them),
+#                              neoverse-n1 or max (SVE, int8 matrix instructions);
+#                              ONNX Runtime picks its int8 kernels by the features
 #   ROBOTMEM_AARCH64_RESULTS   keep both runs' results files and logs in this directory
 #   ROBOTMEM_REQUIRE_AARCH64=1 a missing piece (cross toolchain, aarch64 ONNX
 #                              Runtime, model, dev sets) fails instead of SKIPPED

@@ -13,8 +13,9 @@
 #     emulated CPU: qemu-user opens a guest's absolute path under the prefix when
 #     it exists there.
 # CPU: cortex-a72 (Raspberry Pi 4: NEON without the dot-product instructions),
-# cortex-a76 (Raspberry Pi 5, RK3588: with them) or neoverse-n1. Returns 1 with
-# the reason in $qemu_prefix_why for another CPU.
+# cortex-a76 (Raspberry Pi 5, RK3588: with them), neoverse-n1, or max (SVE and
+# the int8 matrix instructions too, as Neoverse V1 and later). Returns 1 with the
+# reason in $qemu_prefix_why for another CPU.
 qemu_prefix() {
   local dir=$1 cpu=$2 i midr d
   qemu_prefix_why=""
@@ -23,8 +24,10 @@ qemu_prefix() {
     cortex-a72) midr=(0xd08 0x0 3 "fp asimd evtstrm crc32 cpuid") ;;
     cortex-a76) midr=(0xd0b 0x4 1 "fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm lrcpc dcpop asimddp") ;;
     neoverse-n1) midr=(0xd0c 0x3 1 "fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm lrcpc dcpop asimddp ssbs") ;;
+    # qemu's every feature (SVE, the int8 matrix instructions, BF16), reported as a Neoverse V1.
+    max) midr=(0xd40 0x1 1 "fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm jscvt fcma lrcpc dcpop sha3 sm3 sm4 asimddp sha512 sve asimdfhm dit uscat ilrcpc flagm ssbs sb paca pacg dcpodp sve2 i8mm bf16") ;;
     *)
-      qemu_prefix_why="CPU $cpu: cortex-a72, cortex-a76 or neoverse-n1"
+      qemu_prefix_why="CPU $cpu: cortex-a72, cortex-a76, neoverse-n1 or max"
       return 1
       ;;
   esac
