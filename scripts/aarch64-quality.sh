@@ -19,8 +19,9 @@
 # differences, and R@1/R@5/R@10/MRR@10 of both runs side by side; exits 1 on a
 # real difference.
 #
-# Usage: scripts/aarch64-quality.sh   (from anywhere; 282 s on a 2-core machine
-#        loaded by other work, 239 s of it the emulated run, mostly its learning)
+# Usage: scripts/aarch64-quality.sh   (from anywhere; on a 2-core machine 117 s,
+#        72 s of it the emulated run, mostly its learning; 282 s / 239 s while
+#        other work loaded the machine)
 # Environment:
 #   ROBOTMEM_AARCH64_MEMORIES  memories learned per set (default 800)
 #   ROBOTMEM_AARCH64_QUERIES   questions recalled per set (default 200)
