@@ -19,7 +19,16 @@
 //! `../shared/data`); `ROBOTMEM_DEVSETS_QUERIES=N` (recall a fixed-seed sample of N
 //! queries per set instead of all; memories are always all learned);
 //! `ROBOTMEM_DEVSETS_RESULTS=DIR` (write `DIR/<set>-<mode>.jsonl` in score.py's
-//! input format); `ROBOTMEM_DEVSETS_MODEL=NAME` (the model directory under
+//! input format, each line also with the hits' robotmem ids, fused scores, BM25
+//! shares and cosines, and `DIR/<set>-learned.json`, what learning did);
+//! `ROBOTMEM_DEVSETS_SETS=squad,cmrc` (run only these sets, the others print
+//! SKIPPED); `ROBOTMEM_DEVSETS_MEMORIES=N` (learn only the first N memories of a
+//! set, in file order, and ask only the questions all of whose gold memories are
+//! among them; `ROBOTMEM_DEVSETS_QUERIES` then samples those; for the aarch64
+//! run under emulation, scripts/aarch64-quality.sh); `ROBOTMEM_DEVSETS_VECTORS=K`
+//! (with `ROBOTMEM_DEVSETS_RESULTS`: also `DIR/<set>-vectors.jsonl`, the stored
+//! vector of every learned memory and the vectors of the first K recalled
+//! queries, to compare two machines' floats); `ROBOTMEM_DEVSETS_MODEL=NAME` (the model directory under
 //! `.cache/models` for the hybrid handle, default the default model);
 //! `ROBOTMEM_FUSION_DUMP=DIR` (write fusion tuning dumps, tests/devsets/tune.rs). Missing sets: SKIPPED on stderr, a failure under
 //! `ROBOTMEM_REQUIRE_DEVSETS=1`; missing model: bm25_only alone, SKIPPED for the
@@ -102,8 +111,15 @@ fn env_flag(name: &str) -> bool {
     std::env::var(name).as_deref() == Ok("1")
 }
 
-/// The set, or None (SKIPPED) when its file is missing.
+/// The set, or None (SKIPPED) when its file is missing or `ROBOTMEM_DEVSETS_SETS`
+/// leaves it out.
 fn devset(name: &str) -> Option<Devset> {
+    if let Ok(sets) = std::env::var("ROBOTMEM_DEVSETS_SETS") {
+        if !sets.split(',').any(|s| s.trim() == name) {
+            eprintln!("SKIPPED devsets {name}: not in ROBOTMEM_DEVSETS_SETS={sets}");
+            return None;
+        }
+    }
     let path = load::path(name).unwrap();
     if !path.is_file() {
         let why = format!("{} is missing (set ROBOTMEM_DEVSETS to the directory of the sets)", path.display());
@@ -116,12 +132,18 @@ fn devset(name: &str) -> Option<Devset> {
     Some(load::load(name).unwrap_or_else(|e| panic!("{e}")))
 }
 
-/// Indexes of the queries to recall: all, or a fixed-seed sample of `ROBOTMEM_DEVSETS_QUERIES`.
-fn query_sample(total: usize) -> Vec<usize> {
-    let Some(n) = std::env::var("ROBOTMEM_DEVSETS_QUERIES").ok().and_then(|v| v.parse::<usize>().ok()) else {
-        return (0..total).collect();
-    };
-    let mut all: Vec<usize> = (0..total).collect();
+/// A positive number from variable `name`, if set (a failure when it is not a number).
+fn env_count(name: &str) -> Option<usize> {
+    let v = std::env::var(name).ok()?;
+    Some(v.trim().parse().unwrap_or_else(|_| panic!("{name}={v:?} is not a number")))
+}
+
+/// Indexes of the queries to recall among `eligible` (sorted): all, or a
+/// fixed-seed sample of `ROBOTMEM_DEVSETS_QUERIES`.
+fn query_sample(eligible: Vec<usize>) -> Vec<usize> {
+    let Some(n) = env_count("ROBOTMEM_DEVSETS_QUERIES") else { return eligible };
+    let mut all = eligible;
+    let total = all.len();
     let mut r = Rng(SEED);
     for i in (1..total).rev() {
         all.swap(i, r.below(i + 1));
@@ -129,6 +151,31 @@ fn query_sample(total: usize) -> Vec<usize> {
     all.truncate(n.min(total));
     all.sort_unstable();
     all
+}
+
+/// How many memories (the first, in file order) to learn: all, or
+/// `ROBOTMEM_DEVSETS_MEMORIES`; and the queries that can be asked then: those
+/// all of whose gold memories (`gold`, indexes) are among them.
+fn memory_subset(set: &Devset, gold: &[Vec<usize>]) -> (usize, Vec<usize>) {
+    let total = set.memories.len();
+    let Some(n) = env_count("ROBOTMEM_DEVSETS_MEMORIES").map(|n| n.min(total)) else {
+        return (total, (0..set.queries.len()).collect());
+    };
+    // Gold by the units the dataset names (their pieces), not the same-text
+    // copies gold_indexes adds: a copy beyond the first n is simply not learned.
+    let mut pieces: HashMap<(&str, &str), usize> = HashMap::new();
+    for (i, m) in set.memories.iter().enumerate() {
+        let last = pieces.entry((&m.unit, &m.store)).or_insert(i);
+        *last = (*last).max(i);
+    }
+    let eligible = (0..set.queries.len())
+        .filter(|&q| {
+            let q = &set.queries[q];
+            q.gold.iter().all(|g| pieces[&(g.as_str(), q.store.as_str())] < n)
+        })
+        .collect::<Vec<usize>>();
+    debug_assert!(eligible.iter().all(|&q| gold[q].iter().any(|&g| g < n)));
+    (n, eligible)
 }
 
 fn learn_all(db: &Db, set: &Devset, memories: &[usize]) -> Learned {
@@ -163,7 +210,9 @@ fn recall_all(db: &Db, run: &mut Run, set: &Devset, learned: &Learned, gold: &[V
         let g = &gold[qi];
         let mut first = None;
         let mut ranked = Vec::new();
+        let mut hits = Vec::with_capacity(r.hits.len());
         for (rank, h) in r.hits.iter().enumerate() {
+            hits.push(serde_json::json!([h.memory.id, h.score, h.lexical, h.cosine]));
             let members = &learned.members[&h.memory.id];
             // The dataset memory this hit stands for: the stored one (first learned),
             // or a merged duplicate of it when that one is gold for this query.
@@ -182,7 +231,10 @@ fn recall_all(db: &Db, run: &mut Run, set: &Devset, learned: &Learned, gold: &[V
         }
         run.first.push(first);
         run.kinds.push(q.kind.clone());
-        run.lines.push(serde_json::json!({"query_id": q.id, "ranked": ranked}).to_string());
+        // score.py reads query_id and ranked; hits (robotmem id, fused score, BM25
+        // share, cosine per hit) are for comparing two runs
+        // (scripts/aarch64-quality.sh).
+        run.lines.push(serde_json::json!({"query_id": q.id, "ranked": ranked, "hits": hits}).to_string());
     }
 }
 
@@ -192,6 +244,68 @@ fn write_results(set: &Devset, run: &Run) {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(&path, run.lines.join("\n") + "\n").unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     eprintln!("wrote {}", path.display());
+}
+
+/// With `ROBOTMEM_DEVSETS_VECTORS=K` and `ROBOTMEM_DEVSETS_RESULTS=DIR`: appends to
+/// `DIR/<set>-vectors.jsonl` (a new file for the `first` store) the vector stored for each memory learned into the
+/// database at `db` (read from its vector table; keyed by the dataset id of the
+/// memory whose text was stored) and the vectors of the first K of `queries`,
+/// embedded as recall embeds them. Compared between two machines by
+/// scripts/aarch64-quality.sh.
+fn write_vectors(set: &Devset, model: &model::Model, db: &Path, learned: &Learned, queries: &[usize], first: bool) {
+    let (Some(dir), Some(k)) = (std::env::var_os("ROBOTMEM_DEVSETS_RESULTS"), env_count("ROBOTMEM_DEVSETS_VECTORS"))
+    else {
+        return;
+    };
+    use robotmem::internals::embed::{self, EmbedSettings, TextKind};
+    use robotmem::internals::store::vectors;
+    let line = |kind: &str, id: &str, v: &[f32]| serde_json::json!({"kind": kind, "id": id, "v": v}).to_string();
+    let mut out = Vec::new();
+    let conn = rusqlite::Connection::open(db).unwrap();
+    vectors::register(&conn).unwrap();
+    let mut ids: Vec<(&i64, &Vec<usize>)> = learned.members.iter().collect();
+    ids.sort();
+    for (id, members) in ids {
+        if let Some(v) = vectors::get(&conn, *id).unwrap() {
+            out.push(line("memory", &set.memories[members[0]].id, &v));
+        }
+    }
+    drop(conn);
+    let embedder = embed::load(&EmbedSettings {
+        model_dir: Some(model.dir.clone()),
+        runtime_path: Some(model.runtime.clone()),
+        threads: 2,
+        batch_size: 32,
+    })
+    .unwrap_or_else(|e| panic!("{}: the model for the query vectors: {e}", set.name));
+    let asked: Vec<usize> = queries.iter().take(k).copied().collect();
+    let texts: Vec<&str> = asked.iter().map(|&q| set.queries[q].question.as_str()).collect();
+    for (&q, e) in asked.iter().zip(embedder.embed(&texts, TextKind::Query).unwrap()) {
+        if let Some(v) = e.vector() {
+            out.push(line("query", &set.queries[q].id, v));
+        }
+    }
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = Path::new(&dir).join(format!("{}-vectors.jsonl", set.name));
+    let mut f =
+        std::fs::OpenOptions::new().create(true).append(!first).write(true).truncate(first).open(&path).unwrap();
+    std::io::Write::write_all(&mut f, (out.join("\n") + "\n").as_bytes())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+}
+
+/// `DIR/<set>-learned.json`: what learning did (compared between two runs).
+fn write_learned(set: &Devset, all: &LearnedAll, learn_n: usize, queries: usize) {
+    let Some(dir) = std::env::var_os("ROBOTMEM_DEVSETS_RESULTS") else { return };
+    let path = Path::new(&dir).join(format!("{}-learned.json", set.name));
+    let mut dups: Vec<_> = all.dups.iter().collect();
+    dups.sort();
+    let v = serde_json::json!({
+        "set": set.name, "memories": learn_n, "of": set.memories.len(), "queries": queries,
+        "stored": all.stored, "embedded": all.embedded, "duplicates": dups,
+        "arch": std::env::consts::ARCH,
+    });
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(&path, v.to_string() + "\n").unwrap_or_else(|e| panic!("{}: {e}", path.display()));
 }
 
 fn modes(run: &Run) -> String {
@@ -220,15 +334,22 @@ fn evaluate(name: &str) -> Option<(LearnedAll, Run, Run)> {
         Err(_) => model::default_model(&format!("devsets {name} (hybrid)")),
     };
     let gold = set.gold_indexes();
-    let sample = query_sample(set.queries.len());
+    let (learn_n, eligible) = memory_subset(&set, &gold);
+    let eligible_n = eligible.len();
+    let sample = query_sample(eligible);
     let mut tuner_file = None;
     let (mut b, mut h) = (Run::new("bm25_only"), Run::new("hybrid"));
     // ROBOTMEM_DEVSETS_GROUPED=1: also the hybrid handle with group_similar, to
     // measure grouping on text nobody here wrote (docs/QUALITY.md).
     let mut grouped = env_flag("ROBOTMEM_DEVSETS_GROUPED").then(|| Run { grouped: true, ..Run::new("grouped") });
-    let mut all = LearnedAll { memories: set.memories.len(), stored: 0, dups: HashMap::new(), embedded: 0 };
+    let mut all = LearnedAll { memories: learn_n, stored: 0, dups: HashMap::new(), embedded: 0 };
     let mut learn_s = 0.0;
+    let mut first_store = true;
     for (_store, memories, queries) in set.stores() {
+        let memories: Vec<usize> = memories.into_iter().filter(|&m| m < learn_n).collect();
+        if memories.is_empty() {
+            continue;
+        }
         let queries: Vec<usize> = queries.into_iter().filter(|q| sample.binary_search(q).is_ok()).collect();
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("devset.db");
@@ -250,6 +371,9 @@ fn evaluate(name: &str) -> Option<(LearnedAll, Run, Run)> {
         all.embedded += learned.embedded;
         for (k, v) in &learned.dups {
             *all.dups.entry(k).or_default() += v;
+        }
+        if let Some(m) = &model {
+            write_vectors(&set, m, &path, &learned, &queries, std::mem::replace(&mut first_store, false));
         }
         let bm25 = Db::open(OpenOptions { embeddings: false, ..learner_opts.clone() }).unwrap();
         if let (Some(m), Some(_)) = (&model, tune::dir()) {
@@ -276,10 +400,15 @@ fn evaluate(name: &str) -> Option<(LearnedAll, Run, Run)> {
     }
 
     let mut out = String::new();
-    let stores = set.stores().len();
+    let stores = set.stores().iter().filter(|s| s.1.first().is_some_and(|&m| m < learn_n)).count();
+    let subset = if learn_n < set.memories.len() {
+        format!(" (the first {learn_n} of {} memories, the {eligible_n} queries they answer)", set.memories.len())
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "\n{name}: {} memories learned into {stores} store(s) ({} stored, duplicates {:?}, {} with a vector), {} of {} queries, n = {N}; {:.0} s learn, {:.0} s total",
+        "\n{name}: {} memories learned into {stores} store(s) ({} stored, duplicates {:?}, {} with a vector), {} of {} queries{subset}, n = {N}; {:.0} s learn, {:.0} s total",
         all.memories,
         all.stored,
         all.dups,
@@ -289,6 +418,7 @@ fn evaluate(name: &str) -> Option<(LearnedAll, Run, Run)> {
         learn_s,
         started.elapsed().as_secs_f64()
     );
+    write_learned(&set, &all, learn_n, sample.len());
     let _ = writeln!(out, "set    mode       queries    R@1     R@5     R@10    MRR@10   recall modes");
     let h = model.is_some().then_some(h);
     for run in std::iter::once(&b).chain(h.as_ref()) {
