@@ -11,7 +11,8 @@
 #   --pairs N          alternations (default 2)
 # Examples (issue 29's table):
 #   scripts/bench-side-by-side.sh -- --embedding --phases hybrid --large 100000 --large-build copy \
-#       --model-dir .cache/models/use-multilingual-v3-int8
+#       --model-dir .cache/models/use-multilingual-v3-int8 --ort-library $PWD/.cache/models/onnxruntime/libonnxruntime.so
+#   (0.3.0's bench looks for ONNX Runtime under its own tree unless --ort-library names it)
 #   scripts/bench-side-by-side.sh -- --durability normal --memories 1000000 --warmup 0 --recalls 800
 # Each run makes its own database (a file of one version cannot be opened by the
 # other), in a temporary directory removed at the end; the logs are kept in
@@ -74,14 +75,14 @@ done
 python3 - "$logs" "$pairs" "$short" "$now_rev" <<'PY'
 import re, sys, pathlib
 logs, pairs, old_name, new_name = pathlib.Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
-row = re.compile(r"^  (\S.*?)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)(\s.*)?$")
+row = re.compile(r"^\s+(\S.*?)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)(\s.*)?$")
 def rows(path):
     out, other = {}, []
     for line in path.read_text(errors="replace").splitlines():
         m = row.match(line)
         if m:
             out.setdefault(m.group(1).strip(), (float(m.group(3)), float(m.group(4))))
-        elif re.search(r"RSS|open|MiB|recall@", line):
+        elif re.search(r"RSS|open|MiB|recall@", line) and not line.startswith("{"):
             other.append(line.strip())
     return out, other
 runs = {s: [rows(logs / f"{s}-{i}.log") for i in range(1, pairs + 1)] for s in ("old", "new")}
