@@ -71,10 +71,7 @@ impl Query {
     /// Approximate dot products with the stored vectors at `slots` (rows of
     /// `his`, `dim` codes each), as `(score, slot)`.
     pub fn approx_slots(&self, his: &[i8], scales: &[f32], slots: &[u32], out: &mut Vec<(f32, u32)>) {
-        let mut dots = Vec::new();
-        Kernel::detected().dot_slots(self.code(), his, slots, &mut dots);
-        out.clear();
-        out.extend(dots.into_iter().map(|(d, s)| (d as f32 * self.factor * scales[s as usize], s)));
+        Kernel::detected().dot_slots(self.code(), his, (self.factor, scales), slots, out);
     }
 
     /// Dot product of the f32 query with a stored vector's code, summed in 16

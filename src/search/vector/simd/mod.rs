@@ -44,6 +44,8 @@ pub enum Kernel {
 #[derive(Clone, Copy)]
 pub struct QueryCode<'a> {
     pub code: &'a [i8],
+    /// Used by the x86 kernels only (NEON multiplies signed by signed).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pub sum: i32,
 }
 
@@ -153,24 +155,25 @@ impl Kernel {
 
     /// The dot product of `q` with the rows at `slots` (rows of `rows`,
     /// `q.code.len()` codes each; rows a few slots ahead are prefetched so that
-    /// their reads from memory overlap), pushed to `out` with the slot.
-    pub fn dot_slots(self, q: QueryCode, rows: &[i8], slots: &[u32], out: &mut Vec<(i32, u32)>) {
+    /// their reads from memory overlap), scaled by `factor · scales[slot]`,
+    /// pushed to `out` with the slot.
+    pub fn dot_slots(self, q: QueryCode, rows: &[i8], scaled: (f32, &[f32]), slots: &[u32], out: &mut Vec<(f32, u32)>) {
         out.clear();
         out.reserve(slots.len());
-        let d = q.code.len();
+        let (d, (factor, scales)) = (q.code.len(), scaled);
         match self {
-            Kernel::Portable => {
-                out.extend(slots.iter().map(|&s| (dot_portable(q.code, &rows[s as usize * d..][..d]), s)))
-            }
+            Kernel::Portable => out.extend(slots.iter().map(|&s| {
+                (dot_portable(q.code, &rows[s as usize * d..][..d]) as f32 * factor * scales[s as usize], s)
+            })),
             // SAFETY: as in `dot`.
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx2 => unsafe { x86::slots_avx2(q, rows, slots, out) },
+            Kernel::Avx2 => unsafe { x86::slots_avx2(q, rows, scaled, slots, out) },
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx512Vnni => unsafe { x86::slots_vnni(q, rows, slots, out) },
+            Kernel::Avx512Vnni => unsafe { x86::slots_vnni(q, rows, scaled, slots, out) },
             #[cfg(target_arch = "aarch64")]
-            Kernel::Neon => unsafe { arm::slots_neon(q, rows, slots, out) },
+            Kernel::Neon => unsafe { arm::slots_neon(q, rows, scaled, slots, out) },
             #[cfg(target_arch = "aarch64")]
-            Kernel::NeonDot => unsafe { arm::slots_sdot(q, rows, slots, out) },
+            Kernel::NeonDot => unsafe { arm::slots_sdot(q, rows, scaled, slots, out) },
         }
     }
 
@@ -211,7 +214,13 @@ macro_rules! row_loops {
         }
 
         #[target_feature(enable = $features)]
-        pub(super) unsafe fn $slots(q: QueryCode, rows: &[i8], slots: &[u32], out: &mut Vec<(i32, u32)>) {
+        pub(super) unsafe fn $slots(
+            q: QueryCode,
+            rows: &[i8],
+            (factor, scales): (f32, &[f32]),
+            slots: &[u32],
+            out: &mut Vec<(f32, u32)>,
+        ) {
             const AHEAD: usize = 6;
             let d = q.code.len();
             for (i, &s) in slots.iter().enumerate() {
@@ -222,7 +231,8 @@ macro_rules! row_loops {
                     }
                 }
                 // SAFETY: the same target features as this function.
-                out.push((unsafe { $dot(q, &rows[s as usize * d..][..d]) }, s));
+                let dot = unsafe { $dot(q, &rows[s as usize * d..][..d]) };
+                out.push((dot as f32 * factor * scales[s as usize], s));
             }
         }
     };

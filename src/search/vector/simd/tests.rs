@@ -77,15 +77,16 @@ fn row_and_slot_loops_equal_the_portable_kernel() {
         let rows: Vec<i8> = (0..dim * 300).map(|_| rng.code()).collect();
         let q: Vec<i8> = (0..dim).map(|_| rng.query()).collect();
         let slots: Vec<u32> = (0..300).map(|_| (rng.next() % 300) as u32).collect();
+        let scales: Vec<f32> = (0..300).map(|i| 1.0 / (i + 1) as f32).collect();
         let (mut want_rows, mut want_slots) = (Vec::new(), Vec::new());
         Kernel::Portable.dot_rows(QueryCode::new(&q), &rows, &mut want_rows);
-        Kernel::Portable.dot_slots(QueryCode::new(&q), &rows, &slots, &mut want_slots);
+        Kernel::Portable.dot_slots(QueryCode::new(&q), &rows, (0.5, &scales), &slots, &mut want_slots);
         assert_eq!(want_rows.len(), 300);
         assert_eq!(want_rows[5], plain(&q, &rows[5 * dim..6 * dim]));
         for kernel in Kernel::supported() {
-            let (mut got_rows, mut got_slots) = (vec![1], vec![(1, 1)]);
+            let (mut got_rows, mut got_slots) = (vec![1], vec![(1.0, 1)]);
             kernel.dot_rows(QueryCode::new(&q), &rows, &mut got_rows);
-            kernel.dot_slots(QueryCode::new(&q), &rows, &slots, &mut got_slots);
+            kernel.dot_slots(QueryCode::new(&q), &rows, (0.5, &scales), &slots, &mut got_slots);
             assert_eq!(got_rows, want_rows, "{} dim {dim}", kernel.name());
             assert_eq!(got_slots, want_slots, "{} dim {dim}", kernel.name());
         }
