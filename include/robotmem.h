@@ -370,9 +370,12 @@ typedef struct rm_open_options {
   // $ROBOTMEM_ORT_LIBRARY, else libonnxruntime.so next to librobotmem. The first
   // library loaded in a process serves every handle (one runtime per process).
   const char *ort_library;
-  // Texts the model embeds at once, 1–64, each on its own thread and ONNX
-  // Runtime session (rm_learn_batch, rm_reembed; a query is one text on the calling
-  // thread). Default 2.
+  // ONNX Runtime sessions of the handle, 1–64: texts the model embeds at once.
+  // rm_learn_batch and rm_reembed spread their texts over them, one thread each;
+  // concurrent rm_learn / rm_recall calls share them: a call finding every session
+  // busy makes the next one (once per session: ~80 ms, ~15–30 MiB) or waits, and
+  // waiting texts run together in one model run when the model batches (max_batch
+  // other than 1). Default 2.
   uint32_t embed_threads;
   // Texts per model run in rm_learn_batch() and rm_reembed(), 1–1024. Default 32.
   // A model whose robotmem-model.json sets max_batch runs at most that many at

@@ -82,13 +82,15 @@ pub struct OpenOptions {
     /// `libonnxruntime.so` next to librobotmem. Only the first library loaded in a
     /// process is used (ONNX Runtime allows one per process).
     pub ort_library: Option<PathBuf>,
-    /// Texts the model embeds at once, each on its own thread and ONNX Runtime
-    /// session (learn_batch, reembed and import spread their texts over them; a
-    /// query or a single learn is one text on the calling thread). Sessions beyond
-    /// the first are made by the first batch that can use them (~80 ms and
-    /// ~15 MiB each: the weights are mapped once and shared). A session runs on one
-    /// thread: a second intra-op thread that does not spin made one text slower,
-    /// not faster. Default 2.
+    /// ONNX Runtime sessions of the handle: texts the model embeds at once.
+    /// learn_batch, reembed and import spread their texts over them, one thread
+    /// each; concurrent learns and recalls share them: a call that finds every
+    /// session busy makes the next one or waits for one, and the texts waiting
+    /// run together in one model run when the model batches (`max_batch` other
+    /// than 1; see `embed::sessions`). Sessions beyond the first are made when
+    /// first needed (~80 ms and ~15–30 MiB each: the weights are mapped once and
+    /// shared). A session runs on one thread: a second intra-op thread that does
+    /// not spin made one text slower, not faster. Default 2.
     pub embed_threads: u32,
     /// Texts per model run in batch learn and re-embed. Default 32; the model's
     /// `max_batch` (1 for the default model) caps it.

@@ -64,6 +64,36 @@ fn check_reference(m: &model::Model, reference: &str) {
     let alone = one.embed(&texts, TextKind::Passage).unwrap();
     assert_eq!(three.embed(&texts, TextKind::Passage).unwrap(), alone);
     assert_eq!(three.embed(&texts[..1], TextKind::Passage).unwrap(), alone[..1]);
+    concurrent_callers(&one, &sentences, &alone[..sentences.len()]);
+    concurrent_callers(&three, &sentences, &alone[..sentences.len()]);
+}
+
+/// Six threads embed the sentences one text per call, as concurrent learns and
+/// recalls do: each gets the vector a lone caller gets (exactly for a model that
+/// takes one text per run; within float noise where waiting callers' texts share
+/// a padded run). On one session nearly every caller waits, so texts are shared.
+fn concurrent_callers(e: &OnnxEmbedder, sentences: &[&str], alone: &[Embedding]) {
+    let before = e.runs();
+    let batched = e.stamp().name.contains("MiniLM");
+    std::thread::scope(|s| {
+        for t in 0..6 {
+            s.spawn(move || {
+                for round in 0..3 {
+                    for (i, text) in sentences.iter().enumerate().skip((t + round) % 4) {
+                        let got = e.embed(&[text], TextKind::Passage).unwrap().pop().unwrap();
+                        match (got.vector(), alone[i].vector()) {
+                            (Some(g), Some(w)) if batched => assert!(cosine(g, w) > 0.99999, "sentence {i}"),
+                            _ => assert_eq!(got, alone[i], "sentence {i}"),
+                        }
+                    }
+                }
+            });
+        }
+    });
+    let calls: usize = (0..6).map(|t| (0..3).map(|r| sentences.len() - (t + r) % 4).sum::<usize>()).sum();
+    let runs = (e.runs() - before) as usize;
+    println!("{}: {calls} concurrent calls in {runs} model runs", e.stamp().name);
+    assert!(runs <= calls);
 }
 
 #[test]

@@ -6,7 +6,7 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use ort::session::{Session, SessionInputValue};
-use ort::value::Tensor;
+use ort::value::TensorRef;
 use parking_lot::Mutex;
 use sha2::{Digest, Sha256};
 use tokenizers::TruncationParams;
@@ -22,7 +22,9 @@ use crate::error::Result;
 pub struct OnnxEmbedder {
     /// `Session::run` needs `&mut`: one text (or batch of texts) per session at a
     /// time; a batch spreads over up to `embed_threads` sessions.
-    sessions: Sessions,
+    sessions: Sessions<Worker, tokenizers::Encoding, Vec<f32>>,
+    /// Model runs made (tests and benchmarks read it: how many texts a run took).
+    runs: std::sync::atomic::AtomicU64,
     tokenizer: Tokenizer,
     cfg: ModelConfig,
     stamp: ModelStamp,
@@ -33,11 +35,42 @@ pub struct OnnxEmbedder {
     input_names: Vec<String>,
 }
 
-/// An input tensor.
-fn tensor<T: ort::value::PrimitiveTensorElementType + std::fmt::Debug + Clone + 'static, const N: usize>(
-    (shape, data): ([i64; N], Vec<T>),
-) -> Result<SessionInputValue<'static>> {
-    Ok(Tensor::from_array((shape, data)).map_err(|e| unavailable(format!("input tensor: {e}")))?.into())
+/// A session and the input buffers its runs reuse.
+struct Worker {
+    session: Session,
+    scratch: Scratch,
+}
+
+/// The input buffers of one session, kept between its runs.
+#[derive(Default)]
+struct Scratch {
+    ids: Vec<i64>,
+    mask: Vec<i64>,
+    types: Vec<i64>,
+    ragged_ids: Vec<i32>,
+    splits: Vec<i64>,
+}
+
+/// An input tensor borrowing `data`.
+fn tensor<'a, T: ort::value::PrimitiveTensorElementType + std::fmt::Debug + Clone + 'static, const N: usize>(
+    shape: [i64; N],
+    data: &'a [T],
+) -> Result<SessionInputValue<'a>> {
+    Ok(TensorRef::from_array_view((shape, data)).map_err(|e| unavailable(format!("input tensor: {e}")))?.into())
+}
+
+/// `buf` cleared and resized to `len` zeros, keeping its allocation.
+fn zeroed<T: Copy + Default>(buf: &mut Vec<T>, len: usize) -> &mut [T] {
+    buf.clear();
+    buf.resize(len, T::default());
+    buf
+}
+
+/// Texts tokenised for one model run: the encodings of the representable ones
+/// and, per text, whether it was left out as unrepresentable.
+struct Prepared {
+    enc: Vec<tokenizers::Encoding>,
+    skip: Vec<bool>,
 }
 
 impl OnnxEmbedder {
@@ -86,55 +119,69 @@ impl OnnxEmbedder {
         let input_names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
         let type_ids = names.contains(&"token_type_ids");
         let unk_id = ["[UNK]", "<unk>"].iter().find_map(|t| tokenizer.token_to_id(t));
-        let sessions = Sessions::new(env, model_path, session, threads);
-        Ok(OnnxEmbedder { sessions, tokenizer, cfg, stamp, type_ids, unk_id, input_names })
+        let worker = |session| Worker { session, scratch: Scratch::default() };
+        let sessions =
+            Sessions::new(worker(session), threads, move || sessions::create(env, &model_path).ok().map(worker));
+        let runs = Default::default();
+        Ok(OnnxEmbedder { sessions, runs, tokenizer, cfg, stamp, type_ids, unk_id, input_names })
     }
 
-    /// BERT-style inputs: ids, attention mask (and token types), padded to `seq`.
-    fn padded_inputs(
+    /// The model's inputs for `enc`, written into `scratch` (reused from run to
+    /// run) and borrowed from it. Padded: ids, attention mask (and token types),
+    /// `[batch, seq]`. Ragged: every text's ids concatenated (int32) and the row
+    /// boundaries `[0, n1, n1 + n2, ...]` (int64), as TensorFlow-exported models take.
+    fn inputs<'s>(
         &self,
-        enc: &[tokenizers::Encoding],
+        scratch: &'s mut Scratch,
+        enc: &[&tokenizers::Encoding],
         seq: usize,
-        mask: &mut [i64],
-    ) -> Result<Vec<(String, SessionInputValue<'static>)>> {
+    ) -> Result<Vec<(String, SessionInputValue<'s>)>> {
         let batch = enc.len();
-        let mut ids = vec![0i64; batch * seq];
-        let mut types = vec![0i64; batch * seq];
-        for (b, e) in enc.iter().enumerate() {
-            for (t, ((&id, &m), &ty)) in
-                e.get_ids().iter().zip(e.get_attention_mask()).zip(e.get_type_ids()).enumerate()
-            {
-                ids[b * seq + t] = id as i64;
-                mask[b * seq + t] = m as i64;
-                types[b * seq + t] = ty as i64;
+        match self.cfg.inputs {
+            Inputs::Padded => {
+                let ids = zeroed(&mut scratch.ids, batch * seq);
+                let mask = zeroed(&mut scratch.mask, batch * seq);
+                let types = zeroed(&mut scratch.types, batch * seq);
+                for (b, e) in enc.iter().enumerate() {
+                    for (t, ((&id, &m), &ty)) in
+                        e.get_ids().iter().zip(e.get_attention_mask()).zip(e.get_type_ids()).enumerate()
+                    {
+                        ids[b * seq + t] = id as i64;
+                        mask[b * seq + t] = m as i64;
+                        types[b * seq + t] = ty as i64;
+                    }
+                }
+                let shape = [batch as i64, seq as i64];
+                let mut inputs = vec![
+                    ("input_ids".into(), tensor(shape, &scratch.ids)?),
+                    ("attention_mask".into(), tensor(shape, &scratch.mask)?),
+                ];
+                if self.type_ids {
+                    inputs.push(("token_type_ids".into(), tensor(shape, &scratch.types)?));
+                }
+                Ok(inputs)
+            }
+            Inputs::Ragged => {
+                let (ids, splits) = (&mut scratch.ragged_ids, &mut scratch.splits);
+                ids.clear();
+                splits.clear();
+                splits.push(0);
+                for e in enc {
+                    ids.extend(e.get_ids().iter().map(|&i| i as i32));
+                    splits.push(ids.len() as i64);
+                }
+                let (names, n, rows) = (&self.input_names, ids.len() as i64, splits.len() as i64);
+                Ok(vec![
+                    (names[0].clone(), tensor([n], &scratch.ragged_ids)?),
+                    (names[1].clone(), tensor([rows], &scratch.splits)?),
+                ])
             }
         }
-        let shape = [batch as i64, seq as i64];
-        let mut inputs = vec![
-            ("input_ids".to_string(), tensor((shape, ids))?),
-            ("attention_mask".to_string(), tensor((shape, mask.to_vec()))?),
-        ];
-        if self.type_ids {
-            inputs.push(("token_type_ids".to_string(), tensor((shape, types))?));
-        }
-        Ok(inputs)
     }
 
-    /// Ragged inputs: every text's ids concatenated (int32) and the row
-    /// boundaries `[0, n1, n1 + n2, ...]` (int64), as TensorFlow-exported models take.
-    fn ragged_inputs(&self, enc: &[tokenizers::Encoding]) -> Result<Vec<(String, SessionInputValue<'static>)>> {
-        let mut ids: Vec<i32> = Vec::new();
-        let mut splits: Vec<i64> = vec![0];
-        for e in enc {
-            ids.extend(e.get_ids().iter().map(|&i| i as i32));
-            splits.push(ids.len() as i64);
-        }
-        let n = ids.len() as i64;
-        let rows = splits.len() as i64;
-        Ok(vec![
-            (self.input_names[0].clone(), tensor(([n], ids))?),
-            (self.input_names[1].clone(), tensor(([rows], splits))?),
-        ])
+    /// Model runs made so far by this embedder.
+    pub fn runs(&self) -> u64 {
+        self.runs.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Whether too many of a text's (non-special) tokens are unknown to the model.
@@ -157,12 +204,29 @@ impl OnnxEmbedder {
         Ok(self.run_chunked(&texts, false)?.into_iter().filter_map(|e| e.vector().map(<[f32]>::to_vec)).collect())
     }
 
-    /// Runs the model on at most `max_batch` texts at a time; several runs at
-    /// once (one thread and session each) when there are more runs than one and
-    /// the model may have more sessions than one.
+    /// Most texts per model run (0 in the configuration: no limit).
+    fn per_run(&self, texts: usize) -> usize {
+        match self.cfg.max_batch {
+            0 => texts.max(1),
+            m => m,
+        }
+    }
+
+    /// Runs the model on at most `max_batch` texts at a time. A few texts (a
+    /// learn, a query) share the sessions with other callers
+    /// ([`Sessions::shared`]); more (a batch) run on several sessions at once (one
+    /// thread each) when the model may have more sessions than one.
     fn run_chunked(&self, texts: &[String], gate: bool) -> Result<Vec<Embedding>> {
-        let per_run = if self.cfg.max_batch == 0 { texts.len() } else { self.cfg.max_batch };
-        let chunks: Vec<&[String]> = texts.chunks(per_run.max(1)).collect();
+        if texts.len() <= self.per_run(texts.len()).min(sessions::MAX_SHARED_RUN) {
+            let p = self.prepare(texts, gate)?;
+            let max_run = self.per_run(sessions::MAX_SHARED_RUN);
+            let vectors = match p.enc.is_empty() {
+                true => Vec::new(),
+                false => self.sessions.shared(p.enc, max_run, |w, enc| self.run_encoded(w, enc))?,
+            };
+            return Ok(assemble(&p.skip, vectors));
+        }
+        let chunks: Vec<&[String]> = texts.chunks(self.per_run(texts.len())).collect();
         let workers = self.sessions.size().min(chunks.len());
         if workers <= 1 {
             let mut out = Vec::with_capacity(texts.len());
@@ -199,8 +263,8 @@ impl OnnxEmbedder {
         Ok(out)
     }
 
-    /// One model run; `grow`: a session may be made for it when the others are busy.
-    fn run_batch(&self, texts: &[String], gate: bool, grow: bool) -> Result<Vec<Embedding>> {
+    /// Tokenises `texts`; with `gate`, leaves out the unrepresentable ones.
+    fn prepare(&self, texts: &[String], gate: bool) -> Result<Prepared> {
         // One by one: encode_batch would start a rayon thread pool inside the robot's process.
         let enc = texts
             .iter()
@@ -208,56 +272,43 @@ impl OnnxEmbedder {
             .collect::<std::result::Result<Vec<_>, _>>()
             .map_err(|e| unavailable(format!("tokenizer: {e}")))?;
         let skip: Vec<bool> = enc.iter().map(|e| gate && self.unrepresentable(e)).collect();
-        let enc: Vec<_> = enc.into_iter().zip(&skip).filter(|(_, s)| !**s).map(|(e, _)| e).collect();
-        if enc.is_empty() {
-            return Ok(vec![Embedding::Unrepresentable; texts.len()]);
-        }
-        let batch = enc.len();
-        let seq = enc.iter().map(|e| e.get_ids().len()).max().unwrap_or(0).max(1);
-        let mut mask = vec![0i64; batch * seq];
-        let inputs = match self.cfg.inputs {
-            Inputs::Padded => self.padded_inputs(&enc, seq, &mut mask)?,
-            Inputs::Ragged => self.ragged_inputs(&enc)?,
-        };
-        let pooled = self.sessions.with(grow, |session| self.pooled(session, inputs, batch, seq, &mask))?;
-        let mut vectors = pooled.into_iter().map(|mut v| {
-            if self.cfg.normalize {
-                normalize(&mut v);
-            }
-            Embedding::Vector(v)
-        });
-        Ok(skip
-            .iter()
-            .map(|&s| if s { Embedding::Unrepresentable } else { vectors.next().expect("one per text") })
-            .collect())
+        let enc = enc.into_iter().zip(&skip).filter(|(_, s)| !**s).map(|(e, _)| e).collect();
+        Ok(Prepared { enc, skip })
     }
 
-    /// Runs `session` on `inputs` (`batch` texts of at most `seq` tokens) and pools
-    /// its output into one vector per text.
-    fn pooled(
-        &self,
-        session: &mut Session,
-        inputs: Vec<(String, SessionInputValue<'static>)>,
-        batch: usize,
-        seq: usize,
-        mask: &[i64],
-    ) -> Result<Vec<Vec<f32>>> {
-        let dim = self.cfg.dim;
-        let outputs = session.run(inputs).map_err(|e| unavailable(format!("model run failed: {e}")))?;
+    /// One model run of a batch's chunk; `grow`: a session may be made for it
+    /// when the others are busy.
+    fn run_batch(&self, texts: &[String], gate: bool, grow: bool) -> Result<Vec<Embedding>> {
+        let p = self.prepare(texts, gate)?;
+        if p.enc.is_empty() {
+            return Ok(assemble(&p.skip, Vec::new()));
+        }
+        let enc: Vec<&tokenizers::Encoding> = p.enc.iter().collect();
+        let vectors = self.sessions.with(grow, |w| self.run_encoded(w, &enc))?;
+        Ok(assemble(&p.skip, vectors))
+    }
+
+    /// Runs the model on `enc` and pools its output into one (normalised, if so
+    /// configured) vector per text.
+    fn run_encoded(&self, w: &mut Worker, enc: &[&tokenizers::Encoding]) -> Result<Vec<Vec<f32>>> {
+        let (dim, batch) = (self.cfg.dim, enc.len());
+        let seq = enc.iter().map(|e| e.get_ids().len()).max().unwrap_or(0).max(1);
+        let inputs = self.inputs(&mut w.scratch, enc, seq)?;
+        self.runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let outputs = w.session.run(inputs).map_err(|e| unavailable(format!("model run failed: {e}")))?;
         let (out_shape, data) =
             outputs[0].try_extract_tensor::<f32>().map_err(|e| unavailable(format!("model output: {e}")))?;
         let dims: Vec<i64> = out_shape.iter().copied().collect();
-        Ok(match dims.as_slice() {
-            [b, s, d] if *b == batch as i64 && *s == seq as i64 && *d == dim as i64 => (0..batch)
-                .map(|i| {
-                    pool(
-                        &data[i * seq * dim..(i + 1) * seq * dim],
-                        &mask[i * seq..(i + 1) * seq],
-                        dim,
-                        self.cfg.pooling,
-                    )
-                })
-                .collect(),
+        let mut vectors: Vec<Vec<f32>> = match dims.as_slice() {
+            [b, s, d] if *b == batch as i64 && *s == seq as i64 && *d == dim as i64 => {
+                // Text i's attention mask covers its own tokens; the padding after them is left out.
+                (0..batch)
+                    .map(|i| {
+                        let mask: Vec<i64> = enc[i].get_attention_mask().iter().map(|&m| m as i64).collect();
+                        pool(&data[i * seq * dim..(i + 1) * seq * dim], &mask, dim, self.cfg.pooling)
+                    })
+                    .collect()
+            }
             [b, d] if *b == batch as i64 && *d == dim as i64 => data.chunks(dim).map(<[f32]>::to_vec).collect(),
             _ => {
                 return Err(unavailable(format!(
@@ -265,8 +316,23 @@ impl OnnxEmbedder {
                      (check dim in robotmem-model.json)"
                 )))
             }
-        })
+        };
+        if self.cfg.normalize {
+            vectors.iter_mut().for_each(|v| normalize(v));
+        }
+        Ok(vectors)
     }
+}
+
+/// One embedding per text: `Unrepresentable` where `skip`, else the next of `vectors`.
+fn assemble(skip: &[bool], vectors: Vec<Vec<f32>>) -> Vec<Embedding> {
+    let mut vectors = vectors.into_iter();
+    skip.iter()
+        .map(|&s| match s {
+            true => Embedding::Unrepresentable,
+            false => vectors.next().map_or(Embedding::Unrepresentable, Embedding::Vector),
+        })
+        .collect()
 }
 
 impl Embedder for OnnxEmbedder {

@@ -66,7 +66,7 @@ pub(super) fn learn_phase(a: &Args, dir: &Path, rep: &mut Report) -> PathBuf {
         println!("{}", last.row(&format!("last {w}")));
         println!("{}", all.row("all"));
         println!("{}", en.row("  english"));
-        println!("{}", zh.row("  chinese (not embedded)"));
+        println!("{}", zh.row("  chinese"));
         println!(
             "  {:.0} learns/s wall ({wall:.1} s); with a vector {embedded}, duplicates {dups}; database {:.1} MiB",
             n as f64 / wall,
