@@ -21,6 +21,8 @@ mod corpus;
 mod embedding;
 #[path = "workload/realtext/mod.rs"]
 mod realtext;
+#[path = "workload/reuse.rs"]
+mod reuse;
 #[path = "workload/stats.rs"]
 mod stats;
 
@@ -47,6 +49,8 @@ struct Args {
     dir: Option<PathBuf>,
     keep: bool,
     seed: u64,
+    reuse: Option<PathBuf>,
+    kinds: Vec<String>,
 }
 
 const USAGE: &str = "usage: cargo bench --bench workload -- [--memories N] [--recalls N] [--warmup N]
@@ -61,6 +65,9 @@ const USAGE: &str = "usage: cargo bench --bench workload -- [--memories N] [--re
                    target/tmp, i.e. the same disk as the build; not /tmp, which may be tmpfs)
   --keep           keep the database files (their path is printed)
   --seed N         corpus and query seed (default fixed)
+  --reuse FILE     no learning: open FILE (a database kept by --keep) and run the recall mix
+                   in this fresh process (RSS of open + recall; rows per context_filter)
+  --kinds LIST     with --reuse: only these kinds of recall (plain,filter,spatial)
   --embedding      the embedding benchmark instead (its own options: --embedding --help)
   --real-text      the real-text benchmark instead (its own options: --real-text --help)
   --batch          the batch-learn benchmark instead (its own options: --batch --help)";
@@ -74,6 +81,8 @@ fn parse_args() -> Result<Args, String> {
         dir: None,
         keep: false,
         seed: corpus::SEED,
+        reuse: None,
+        kinds: Vec::new(),
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -87,6 +96,8 @@ fn parse_args() -> Result<Args, String> {
             "--seed" => a.seed = num("--seed", value("--seed")?)?,
             "--dir" => a.dir = Some(PathBuf::from(value("--dir")?)),
             "--keep" => a.keep = true,
+            "--reuse" => a.reuse = Some(PathBuf::from(value("--reuse")?)),
+            "--kinds" => a.kinds = value("--kinds")?.split(',').map(str::to_string).collect(),
             "--durability" => {
                 a.durabilities = match value("--durability")?.as_str() {
                     "full" => vec![Durability::Full],
@@ -162,6 +173,9 @@ fn main() {
         eprintln!("workload: {e}\n{USAGE}");
         std::process::exit(2);
     });
+    if let Some(file) = &args.reuse {
+        return reuse::run(file, args.recalls, args.warmup, args.seed, &args.kinds);
+    }
     let dir = make_dir(args.dir.as_deref(), "robotmem-workload");
 
     let rss_start_kb = proc_status_kb("VmRSS");

@@ -168,24 +168,9 @@ impl TextIndex {
         let terms: Vec<(u32, f32)> = inner.query_terms(words).collect();
         let ceiling: f64 = terms.iter().map(|&(_, idf)| inner.ceiling_of(idf)).sum();
         ids.iter()
-            .map(|id| {
-                let Some(d) = inner.by_id.get(*id) else { return 0.0 };
-                let doc = &inner.docs[d as usize];
-                if !doc.live || doc.collection != coll.0 {
-                    return 0.0;
-                }
-                let mut s = 0f32;
-                for &(t, idf) in &terms {
-                    let tf = inner.words.of(d).tf(t);
-                    if tf > 0 {
-                        s += inner.weight(idf, tf, doc.len, coll.1);
-                    }
-                }
-                if s > 0.0 {
-                    s as f64 / ceiling
-                } else {
-                    0.0
-                }
+            .map(|&id| match inner.doc_in(id, coll.0).map(|d| inner.score(d, &terms, coll.1)) {
+                Some(s) if s > 0.0 => s as f64 / ceiling,
+                _ => 0.0,
             })
             .collect()
     }
@@ -271,6 +256,27 @@ impl Inner {
     pub(super) fn stats(&self, collection: &str) -> Option<(u32, f32)> {
         let &coll = self.collections.get(collection)?;
         (self.live > 0).then(|| (coll, (self.total_len as f32 / self.live as f32).max(1.0)))
+    }
+
+    /// The live document of memory `id` in collection `coll`.
+    pub(super) fn doc_in(&self, id: i64, coll: u32) -> Option<u32> {
+        let d = self.by_id.get(id)?;
+        let doc = &self.docs[d as usize];
+        (doc.live && doc.collection == coll).then_some(d)
+    }
+
+    /// Document `d`'s BM25 score for `terms`, summed in query order as the
+    /// rankings sum it (0: it holds none of them).
+    pub(super) fn score(&self, d: u32, terms: &[(u32, f32)], avg_len: f32) -> f32 {
+        let len = self.docs[d as usize].len;
+        let mut s = 0f32;
+        for &(t, idf) in terms {
+            let tf = self.words.of(d).tf(t);
+            if tf > 0 {
+                s += self.weight(idf, tf, len, avg_len);
+            }
+        }
+        s
     }
 
     /// Live documents.
