@@ -307,6 +307,11 @@ impl<'a> Reader<'a> {
     }
 
     /// A count of items that each take at least one byte: never more than the bytes left.
+    /// Bytes not read yet.
+    pub(super) fn left(&self) -> usize {
+        self.b.len() - self.at
+    }
+
     pub(super) fn count(&mut self) -> std::result::Result<usize, Damaged> {
         let n = self.int()?;
         if n > (self.b.len() - self.at) as u64 {

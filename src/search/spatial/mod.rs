@@ -21,6 +21,7 @@ mod grid;
 
 use crate::error::Result;
 use crate::search::filter::DotPath;
+use crate::search::text::ids::IdMap;
 use crate::search::{paths, snapshot};
 use grid::Grid;
 
@@ -45,7 +46,8 @@ struct Field {
     collections: Vec<u32>,
     starts: Vec<usize>,
     coords: Vec<f64>,
-    slot: HashMap<i64, usize>,
+    /// Memory id → its live slot.
+    slot: IdMap,
     /// Built once the field holds [`GRID_MIN`] points (see [`Grid`]).
     grid: Option<Grid>,
 }
@@ -62,7 +64,7 @@ impl Field {
             collections: Vec::new(),
             starts: vec![0],
             coords: Vec::new(),
-            slot: HashMap::new(),
+            slot: IdMap::default(),
             grid: None,
         }
     }
@@ -79,19 +81,24 @@ impl Field {
             return;
         }
         let mut per_dims = [0usize; 4];
-        for &i in self.slot.values() {
+        for i in self.live_slots() {
             let d = self.starts[i + 1] - self.starts[i];
             if (1..=3).contains(&d) {
                 per_dims[d] += 1;
             }
         }
         let dims = (1..=3).max_by_key(|&d| per_dims[d]).unwrap_or(3);
-        let points = self.slot.values().map(|&i| (i as u32, self.coords(i)));
+        let points = self.live_slots().map(|i| (i as u32, self.coords(i)));
         self.grid = Some(Grid::build(dims, points));
     }
 
+    /// The slots of live points.
+    fn live_slots(&self) -> impl Iterator<Item = usize> + Clone + '_ {
+        (0..self.ids.len()).filter(|&i| self.ids[i] != 0)
+    }
+
     fn remove(&mut self, id: i64) {
-        if let Some(i) = self.slot.remove(&id) {
+        if let Some(i) = self.slot.remove(id).map(|i| i as usize) {
             self.ids[i] = 0;
             if let Some(g) = &mut self.grid {
                 g.remove(i as u32, &self.coords[self.starts[i]..self.starts[i + 1]]);
@@ -101,7 +108,7 @@ impl Field {
 
     fn add(&mut self, id: i64, collection: u32, coords: &[f64]) {
         let i = self.ids.len();
-        self.slot.insert(id, i);
+        self.slot.insert(id, i as u32);
         self.ids.push(id);
         self.collections.push(collection);
         self.coords.extend_from_slice(coords);
@@ -301,7 +308,7 @@ impl Field {
     fn encode(&self, names: &[&str]) -> Vec<u8> {
         let mut out = snapshot::begin(MAGIC, names);
         snapshot::put(&mut out, self.slot.len() as u64);
-        for i in (0..self.ids.len()).filter(|&i| self.ids[i] != 0) {
+        for i in self.live_slots() {
             snapshot::put(&mut out, snapshot::zigzag(self.ids[i]));
             snapshot::put(&mut out, self.collections[i] as u64);
             let c = self.coords(i);
@@ -316,11 +323,23 @@ impl Field {
         let mut r = snapshot::open(bytes, MAGIC)?;
         let colls = r.names(intern)?;
         let mut f = Field::new();
-        for _ in 0..r.count()? {
+        // Sized up front, no copies while growing; a 3-d point takes at least 27
+        // bytes, so a damaged count cannot reserve much more than the points need.
+        let n = r.count()?;
+        let likely = n.min(r.left() / 27);
+        f.ids.reserve_exact(likely);
+        f.collections.reserve_exact(likely);
+        f.starts.reserve_exact(likely);
+        f.coords.reserve_exact(3 * likely);
+        let mut coords: Vec<f64> = Vec::new();
+        for _ in 0..n {
             let id = snapshot::unzigzag(r.int()?);
             let c = colls[r.below(colls.len() as u64)? as usize];
-            let coords: Vec<f64> = (0..r.count()?).map(|_| r.f64()).collect::<std::result::Result<_, _>>()?;
-            if id == 0 || f.slot.contains_key(&id) {
+            coords.clear();
+            for _ in 0..r.count()? {
+                coords.push(r.f64()?);
+            }
+            if id == 0 || f.slot.get(id).is_some() {
                 return Err(snapshot::Damaged);
             }
             f.add(id, c, &coords);
@@ -453,7 +472,7 @@ mod tests {
         f.compact();
         assert_eq!(f.ids.len(), 501);
         for (i, &id) in f.ids.iter().enumerate() {
-            assert_eq!(f.slot[&id], i);
+            assert_eq!(f.slot.get(id), Some(i as u32));
             let coords = &f.coords[f.starts[i]..f.starts[i + 1]];
             if id == 7 {
                 assert_eq!((coords, f.collections[i]), (&[1.5, 2.5][..], 1));

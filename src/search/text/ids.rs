@@ -26,6 +26,11 @@ impl IdMap {
         IdMap { dense: Vec::with_capacity(n + 1), ..IdMap::default() }
     }
 
+    /// Ids mapped.
+    pub(in crate::search) fn len(&self) -> usize {
+        self.len
+    }
+
     pub(in crate::search) fn get(&self, id: i64) -> Option<u32> {
         match usize::try_from(id).ok().and_then(|i| self.dense.get(i)) {
             Some(&d) => (d != NONE).then_some(d),
