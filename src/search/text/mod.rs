@@ -125,6 +125,8 @@ impl TextIndex {
              FROM memories WHERE rev > ?1 AND rev <= ?2",
         )?;
         let mut rows = st.query(params![from, head])?;
+        // A first build (no stored copy) posts at the end, each list at its size.
+        let fresh = inner.rev.is_none();
         while let Some(r) = rows.next()? {
             let id: i64 = r.get(0)?;
             inner.remove(id);
@@ -133,8 +135,11 @@ impl TextIndex {
                 // Bytes, not a String: a damaged text must not stop the index (reading
                 // that memory reports it as corrupt).
                 let content = String::from_utf8_lossy(r.get_ref(3)?.as_bytes()?).into_owned();
-                inner.add(id, &collection, &content, r.get(4)?);
+                inner.add_doc(id, &collection, &content, r.get(4)?, !fresh);
             }
+        }
+        if fresh {
+            inner.post_built();
         }
         inner.rev = Some(head);
         if inner.docs.len() > 1024 && inner.live < inner.docs.len() as u32 / 2 {
@@ -316,7 +321,13 @@ impl Inner {
         (idf * (K1 + 1.0)) as f64
     }
 
+    #[cfg(test)]
     pub(super) fn add(&mut self, id: i64, collection: &str, content: &str, dedup_len: i32) {
+        self.add_doc(id, collection, content, dedup_len, true);
+    }
+
+    /// Adds a document; without `post`, its postings are left to [`Self::post_built`].
+    fn add_doc(&mut self, id: i64, collection: &str, content: &str, dedup_len: i32, post: bool) {
         let mut counts: HashMap<u32, u16> = HashMap::new();
         let mut len = 0u32;
         text::for_each_word(content, |w| {
@@ -343,7 +354,9 @@ impl Inner {
         let mut terms: Vec<(u32, u16)> = counts.into_iter().collect();
         terms.sort_unstable();
         for &(t, tf) in &terms {
-            self.post(t, d, tf, len);
+            if post {
+                self.post(t, d, tf, len);
+            }
             self.df[t as usize] += 1;
         }
         self.words.push(terms);
@@ -386,6 +399,19 @@ impl Inner {
             self.docs.push(doc);
         }
         self.post_all();
+    }
+
+    /// After a build by `add_doc` without posting (every document live): each
+    /// posting list made at its exact size, and the other arrays trimmed — a
+    /// build of a million memories would otherwise hold up to twice the postings
+    /// while its lists grow.
+    fn post_built(&mut self) {
+        for (list, &df) in self.postings.iter_mut().zip(&self.df) {
+            list.reserve_exact(df as usize);
+        }
+        self.post_all();
+        self.words.shrink_to_fit();
+        self.docs.shrink_to_fit();
     }
 
     /// Posts every document's words (postings empty before).
