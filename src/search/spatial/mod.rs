@@ -28,9 +28,6 @@ use grid::Grid;
 /// Points in order of (distance, id) after a start, and whether the grid has no more.
 pub type NearestBatch = (Vec<(f64, i64)>, bool);
 
-/// A memory changed since the last sync: its collection and coordinates, if any.
-type Change = (i64, Option<(u32, Box<[f64]>)>);
-
 /// Dot paths held at once; asking for another drops the least recently used.
 const MAX_FIELDS: usize = 4;
 
@@ -174,24 +171,23 @@ impl PointIndex {
             }
         }
         let from = paths::sync_from(inner.fields.get(path).map(|f| f.rev), head).unwrap_or(head);
-        let mut changed: Vec<Change> = Vec::new();
+        // Applied as read (a first build reads every memory: no list of a million
+        // changes held meanwhile). Out of the map until done: a failed read drops
+        // it, and the next recall starts over.
+        let mut field = inner.fields.remove(path).unwrap_or_else(Field::new);
         let collections = &mut inner.collections;
         paths::changed(conn, &[(path, from)], head, |_, id, value| {
-            let point = value.and_then(|(name, v)| Some((name, numbers(&v)?)));
-            changed.push((id, point.map(|(name, coords)| (paths::intern(collections, name), coords))));
-        })?;
-        let field = inner.fields.entry(path.clone()).or_insert_with(Field::new);
-        for (id, point) in changed {
             field.remove(id);
-            if let Some((collection, coords)) = point {
-                field.add(id, collection, &coords);
+            if let Some((name, coords)) = value.and_then(|(name, v)| Some((name, numbers(&v)?))) {
+                field.add(id, paths::intern(collections, name), &coords);
             }
-        }
+        })?;
         if field.ids.len() > 1024 && field.slot.len() < field.ids.len() / 2 {
             field.compact();
         }
         field.refresh_grid();
         field.rev = head;
+        inner.fields.insert(path.clone(), field);
         Ok(())
     }
 
