@@ -392,13 +392,32 @@ impl ColumnIndex {
             }
         }
         let todo = stale(inner);
+        // A path without a column yet (no stored copy) is built whole: each value is
+        // packed into the new column as it is read (24 bytes a memory, not a JSON
+        // value: a first build reads every memory), then placed as a stored copy is.
+        let mut fresh: Vec<Option<Decoded>> =
+            todo.iter().map(|(p, _)| (!inner.columns.contains_key(*p)).then(|| (Column::new(), Vec::new()))).collect();
         let mut changed: Vec<ChangedRows> = vec![Vec::new(); todo.len()];
         let collections = &mut inner.collections;
         paths::changed(conn, &todo, head, |k, id, value| {
-            changed[k].push((id, value.map(|(name, v)| (paths::intern(collections, name), v))));
+            let value = value.map(|(name, v)| (paths::intern(collections, name), v));
+            match (&mut fresh[k], value) {
+                (Some((column, cells)), Some((coll, v))) => cells.push((id, coll, column.cell(v))),
+                (Some(_), None) => {}
+                (None, value) => changed[k].push((id, value)),
+            }
         })?;
-        let todo: Vec<&DotPath> = todo.into_iter().map(|(p, _)| p).collect();
-        inner.apply(&todo, changed, head);
+        let mut rest = (Vec::new(), Vec::new());
+        for (((path, _), built), changed) in todo.into_iter().zip(fresh).zip(changed) {
+            match built {
+                Some(built) => inner.place(path, head, built),
+                None => {
+                    rest.0.push(path);
+                    rest.1.push(changed);
+                }
+            }
+        }
+        inner.apply(&rest.0, rest.1, head);
         Ok(())
     }
 
