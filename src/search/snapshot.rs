@@ -306,12 +306,12 @@ impl<'a> Reader<'a> {
         Err(Damaged)
     }
 
-    /// A count of items that each take at least one byte: never more than the bytes left.
     /// Bytes not read yet.
     pub(super) fn left(&self) -> usize {
         self.b.len() - self.at
     }
 
+    /// A count of items that each take at least one byte: never more than the bytes left.
     pub(super) fn count(&mut self) -> std::result::Result<usize, Damaged> {
         let n = self.int()?;
         if n > (self.b.len() - self.at) as u64 {

@@ -447,6 +447,26 @@ mod tests {
     }
 
     #[test]
+    fn a_first_build_posts_as_one_document_at_a_time_does() {
+        let texts = ["grasp the red mug", "grasp grasp mug slipped", "抓取 杯子 成功", "navigation to the dock", ""];
+        let (mut one, mut built) = (Inner::default(), Inner::default());
+        for id in 1..=400i64 {
+            let text = texts[(id as usize * 7) % texts.len()];
+            let coll = if id % 3 == 0 { "b" } else { "a" };
+            one.add(id, coll, text, -1);
+            built.add_doc(id, coll, text, -1, false);
+        }
+        built.post_built();
+        let lists = |i: &Inner| -> Vec<Vec<(u32, u16, u16)>> {
+            i.postings.iter().map(|l| l.iter().map(|p| (p.doc, p.tf, p.len)).collect()).collect()
+        };
+        assert_eq!(lists(&built), lists(&one));
+        assert!(built.postings.iter().zip(&built.df).all(|(l, &df)| l.capacity() == df as usize), "exact sizes");
+        assert_eq!((&built.df, &built.max_tf, &built.min_len), (&one.df, &one.max_tf, &one.min_len));
+        assert_eq!(built.encode(), one.encode());
+    }
+
+    #[test]
     fn stems_and_ranks_by_bm25() {
         let i = index(&[
             (1, "a", "grasping the red mug worked"),
