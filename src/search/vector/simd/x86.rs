@@ -73,3 +73,44 @@ row_loops!("avx512f,avx512bw,avx512vnni", dot_vnni, rows_vnni, slots_vnni);
 pub(super) unsafe fn first_pass_popcnt(planes: &[[u64; 3]], rows: &[u64], out: &mut Vec<u16>) {
     first_pass_portable(planes, rows, out);
 }
+
+/// The query's planes regrouped eight words at a time (sign bits, weight plane
+/// 1, weight plane 2), zero past the last word: a zero weight counts nothing,
+/// so a row's words past its end (read as zero) add nothing.
+fn grouped(planes: &[[u64; 3]]) -> Vec<[[u64; 8]; 3]> {
+    planes
+        .chunks(8)
+        .map(|c| {
+            let mut g = [[0u64; 8]; 3];
+            for (i, p) in c.iter().enumerate() {
+                (g[0][i], g[1][i], g[2][i]) = (p[0], p[1], p[2]);
+            }
+            g
+        })
+        .collect()
+}
+
+/// The first pass with AVX-512 `vpopcntq`: eight words of a row a step (a
+/// 512-d vector's sign bits in one register), the row's last step masked.
+#[target_feature(enable = "avx512f,avx512vpopcntdq")]
+pub(super) unsafe fn first_pass_vpopcnt(planes: &[[u64; 3]], rows: &[u64], out: &mut Vec<u16>) {
+    let w = planes.len();
+    let groups = grouped(planes);
+    // SAFETY (loads): each `[u64; 8]` is 64 readable bytes.
+    let regs: Vec<[__m512i; 3]> =
+        groups.iter().map(|g| g.map(|p| unsafe { _mm512_loadu_si512(p.as_ptr().cast()) })).collect();
+    let last: __mmask8 = if w.is_multiple_of(8) { 0xff } else { (1u8 << (w % 8)) - 1 };
+    for row in rows.chunks_exact(w) {
+        let mut acc = _mm512_setzero_si512();
+        for (g, [sign, p1, p2]) in regs.iter().enumerate() {
+            let mask = if g + 1 == regs.len() { last } else { 0xff };
+            // SAFETY: the mask reads only words g*8.. of this row that exist.
+            let x = unsafe { _mm512_maskz_loadu_epi64(mask, row.as_ptr().add(g * 8).cast()) };
+            let differ = _mm512_xor_si512(*sign, x);
+            let a = _mm512_popcnt_epi64(_mm512_andnot_si512(differ, *p1));
+            let b = _mm512_popcnt_epi64(_mm512_andnot_si512(differ, *p2));
+            acc = _mm512_add_epi64(acc, _mm512_add_epi64(a, _mm512_add_epi64(b, b)));
+        }
+        out.push(_mm512_reduce_add_epi64(acc) as u16);
+    }
+}
