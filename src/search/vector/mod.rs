@@ -37,6 +37,7 @@ mod scan;
 pub(crate) mod simd;
 mod snapshot;
 
+use super::text::ids::IdMap;
 use crate::embed::ModelStamp;
 use crate::error::{Error, Result};
 use crate::store::vectors;
@@ -57,6 +58,9 @@ struct Part {
     bits: Vec<u64>,
     hi: Vec<i8>,
     scale: Vec<f32>,
+    /// id → slot (4 bytes an id: a `HashMap<i64, (u32, u32)>` over all parts
+    /// was 36 MB at 1M).
+    slots: IdMap,
 }
 
 #[derive(Default)]
@@ -69,8 +73,6 @@ struct Inner {
     snapshot: bool,
     parts: Vec<Part>,
     names: HashMap<String, u32>,
-    /// id → (part, slot)
-    slots: HashMap<i64, (u32, u32)>,
 }
 
 /// A vector written by an uncommitted or recently committed transaction.
@@ -267,8 +269,8 @@ impl VectorIndex {
             }
         }
         let inner = self.inner.read();
-        let &(p, s) = inner.slots.get(&id)?;
-        let (part, d, s) = (&inner.parts[p as usize], inner.dim, s as usize);
+        let (p, s) = inner.slot(id)?;
+        let (part, d, s) = (&inner.parts[p], inner.dim, s as usize);
         Some(quant::decode(&part.hi[s * d..(s + 1) * d], part.scale[s]))
     }
 
@@ -329,7 +331,7 @@ impl VectorIndex {
 
     /// Stored vectors in the index (for tests and diagnostics).
     pub fn len(&self) -> usize {
-        self.inner.read().slots.len()
+        self.inner.read().parts.iter().map(|p| p.slots.len()).sum()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -338,6 +340,12 @@ impl VectorIndex {
 }
 
 impl Inner {
+    /// The part and slot of `id`'s vector (an id is in one part at most; the
+    /// parts are the collections, a few).
+    fn slot(&self, id: i64) -> Option<(usize, u32)> {
+        self.parts.iter().enumerate().find_map(|(p, part)| Some((p, part.slots.get(id)?)))
+    }
+
     fn insert(&mut self, id: i64, collection: &str, v: &[f32]) {
         if v.len() != self.dim {
             return; // not this model's vector (cannot happen with a matching stamp)
@@ -350,7 +358,7 @@ impl Inner {
         }
         let part = &mut self.parts[p as usize];
         let code = quant::encode(v);
-        self.slots.insert(id, (p, part.ids.len() as u32));
+        part.slots.insert(id, part.ids.len() as u32);
         part.ids.push(id);
         part.bits.extend(quant::sign_bits(v));
         part.hi.extend_from_slice(&code.hi);
@@ -359,16 +367,17 @@ impl Inner {
 
     /// Drops the vector of `id` (the last slot of its part moves into its place).
     fn remove(&mut self, id: i64) {
-        let Some((p, s)) = self.slots.remove(&id) else { return };
+        let Some((p, s)) = self.slot(id) else { return };
         let (d, w, s) = (self.dim, self.dim.div_ceil(64), s as usize);
-        let part = &mut self.parts[p as usize];
+        let part = &mut self.parts[p];
+        part.slots.remove(id);
         let last = part.ids.len() - 1;
         if s != last {
             part.bits.copy_within(last * w..(last + 1) * w, s * w);
             part.hi.copy_within(last * d..(last + 1) * d, s * d);
             part.scale[s] = part.scale[last];
             part.ids[s] = part.ids[last];
-            self.slots.insert(part.ids[s], (p, s as u32));
+            part.slots.insert(part.ids[s], s as u32);
         }
         part.ids.pop();
         part.scale.pop();

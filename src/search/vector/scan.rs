@@ -168,9 +168,8 @@ impl Inner {
     /// looked up, scanned in int8, the best re-scored).
     pub(super) fn knn_among(&self, collection: &str, ids: &[i64], q: &Query, k: usize) -> Neighbours {
         let Some(&p) = self.names.get(collection) else { return Vec::new() };
-        let slots: Vec<u32> =
-            ids.iter().filter_map(|id| self.slots.get(id).filter(|(pp, _)| *pp == p).map(|&(_, s)| s)).collect();
         let part = &self.parts[p as usize];
+        let slots: Vec<u32> = ids.iter().filter_map(|&id| part.slots.get(id)).collect();
         let mut scored = Vec::new();
         q.approx_slots(&part.hi, &part.scale, &slots, &mut scored);
         self.rescored(part, q, top(scored.into_iter(), candidates(k)), k)

@@ -19,8 +19,6 @@
 //! counts must be the header's: any failure rebuilds the whole index from
 //! sqlite-vec, and the next close replaces every row.
 
-use std::collections::HashMap;
-
 use rusqlite::Connection;
 
 use super::{Inner, Part};
@@ -87,20 +85,15 @@ pub(super) fn load(conn: &Connection, stamp: &str, dim: usize, head: i64) -> Res
     if h.dim != dim {
         return Ok(None);
     }
-    let total = h.counts.iter().sum::<usize>();
     let mut inner = Inner { stamp: Some(stamp.to_string()), dim, rev, snapshot: true, ..Inner::default() };
-    inner.slots = HashMap::with_capacity(total);
     for (p, (name, &n)) in h.names.iter().zip(&h.counts).enumerate() {
         if inner.names.insert(name.clone(), p as u32).is_some() {
             return Ok(None);
         }
-        let w = dim.div_ceil(64);
-        inner.parts.push(Part {
-            ids: Vec::with_capacity(n),
-            bits: Vec::with_capacity(n * w),
-            hi: Vec::with_capacity(n * dim),
-            scale: Vec::with_capacity(n),
-        });
+        // Sized up front, but from a count the rows have not confirmed yet: one
+        // no allocation can hold is a damaged snapshot, not an abort.
+        let Some(part) = sized(n, dim) else { return Ok(None) };
+        inner.parts.push(part);
     }
     for i in 0..h.rows {
         let Some((r, data)) = load_covered(conn, &part_name(i), &format, head, Cover::Digest)? else { return Ok(None) };
@@ -110,6 +103,18 @@ pub(super) fn load(conn: &Connection, stamp: &str, dim: usize, head: i64) -> Res
     }
     let complete = inner.parts.iter().zip(&h.counts).all(|(p, &n)| p.ids.len() == n);
     Ok(complete.then_some(inner))
+}
+
+/// An empty part with room for `n` vectors of `dim` components; `None` when
+/// that much cannot be allocated.
+fn sized(n: usize, dim: usize) -> Option<Part> {
+    let mut part = Part::default();
+    let w = dim.div_ceil(64);
+    part.ids.try_reserve_exact(n).ok()?;
+    part.bits.try_reserve_exact(n.checked_mul(w)?).ok()?;
+    part.hi.try_reserve_exact(n.checked_mul(dim)?).ok()?;
+    part.scale.try_reserve_exact(n).ok()?;
+    Some(part)
 }
 
 /// Appends one part row's vectors to `inner`.
@@ -125,17 +130,19 @@ fn decode_part(bytes: &[u8], h: &Header, inner: &mut Inner) -> std::result::Resu
     if !r.done() {
         return Err(Damaged);
     }
-    let part = &mut inner.parts[p as usize];
-    if part.ids.len() + n > h.counts[p as usize] {
+    if inner.parts[p as usize].ids.len() + n > h.counts[p as usize] {
         return Err(Damaged);
     }
     for c in ids.chunks_exact(8) {
         let id = i64::from_le_bytes(c.try_into().map_err(|_| Damaged)?);
-        if inner.slots.insert(id, (p, part.ids.len() as u32)).is_some() {
-            return Err(Damaged);
+        if inner.slot(id).is_some() {
+            return Err(Damaged); // an id twice, in one part or two
         }
+        let part = &mut inner.parts[p as usize];
+        part.slots.insert(id, part.ids.len() as u32);
         part.ids.push(id);
     }
+    let part = &mut inner.parts[p as usize];
     for c in scales.chunks_exact(4) {
         let s = f32::from_le_bytes(c.try_into().map_err(|_| Damaged)?);
         if !(s.is_finite() && s >= 0.0) {
@@ -198,4 +205,19 @@ fn encode_part(dim: usize, save: u64, p: usize, part: &Part, from: usize, to: us
     part.bits[from * w..to * w].iter().for_each(|b| out.extend_from_slice(&b.to_le_bytes()));
     out.extend(part.hi[from * dim..to * dim].iter().map(|&c| c as u8));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_header_count_no_allocation_holds_is_refused_not_an_abort() {
+        // The largest count and dimension a header decodes (u32::MAX vectors of
+        // 65,535 components: 280 TB) before any row confirms them.
+        assert!(sized(u32::MAX as usize, (1 << 16) - 1).is_none());
+        assert!(sized(usize::MAX, 512).is_none(), "overflowing sizes");
+        let part = sized(1000, 512).expect("small");
+        assert!(part.hi.capacity() >= 512_000 && part.bits.capacity() >= 8_000 && part.ids.capacity() >= 1000);
+    }
 }
