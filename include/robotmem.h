@@ -748,8 +748,9 @@ rm_status rm_open_options_init(struct rm_open_options *opts);
 // Errors: RM_INVALID_ARGUMENT (NULL out_db, an option outside its range, named with
 // its value), RM_IO (cannot create or open the file, a directory at the path, a
 // directory robotmem cannot write its -wal/-shm files into), RM_CORRUPT (not a
-// robotmem database, or not an SQLite file; the file is not modified),
-// RM_SCHEMA_TOO_NEW, RM_BUSY; with read_only: RM_IO when the file does not exist,
+// robotmem database, or not an SQLite file; the file is not modified), RM_KEY
+// (an encrypted file opened without its key or with another one, a key given for
+// a plain file; the file is not modified), RM_SCHEMA_TOO_NEW, RM_BUSY; with read_only: RM_IO when the file does not exist,
 // RM_READ_ONLY when its schema is older than this version (open it read-write
 // once to upgrade it).
 // Thread-safe.
