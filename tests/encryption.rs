@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use robotmem::*;
 
 const KEY: [u8; 32] = [7; 32];
+#[cfg_attr(not(feature = "encryption"), allow(dead_code))]
 const OTHER: [u8; 32] = [9; 32];
 
 fn options(p: &Path, key: Option<&[u8; 32]>) -> OpenOptions {
@@ -30,7 +31,7 @@ fn a_build_without_encryption_refuses_a_key() {
     assert_eq!(e.status, Status::InvalidArgument);
     assert!(e.message.contains("built without encryption"), "{}", e.message);
     assert!(!d.db().exists(), "nothing was created");
-    assert!(!ENCRYPTION);
+    const { assert!(!ENCRYPTION) };
     let mut o = options(&d.db(), None);
     o.key_file = Some(d.join("none"));
     assert_eq!(Db::open(o).err().expect("refused").status, Status::InvalidArgument);
@@ -75,7 +76,7 @@ mod encrypted {
 
     #[test]
     fn an_encrypted_file_opens_only_with_its_key_and_is_never_changed_otherwise() {
-        assert!(ENCRYPTION);
+        const { assert!(ENCRYPTION) };
         let d = scratch::Scratch::new("cipher");
         let p = d.db();
         let db = Db::open(options(&p, Some(&KEY))).unwrap();
@@ -148,7 +149,7 @@ mod encrypted {
         let ids: Vec<i64> = (0..200).map(|i| learn(&db, &format!("shelf {i} holds part {}", i * 7))).collect();
         // Another handle on the file: Busy, and both keep working with the old key.
         let other = Db::open(options(&p, Some(&KEY))).unwrap();
-        let e = db.rekey(&Key::from_bytes(&OTHER).unwrap()).err().expect("busy");
+        let e = db.rekey(&Key::from_bytes(&OTHER).unwrap()).expect_err("busy");
         assert_eq!(e.status, Status::Busy, "{}", e.message);
         assert_eq!(recall(&other, "shelf 17"), recall(&db, "shelf 17"));
         drop(other);
