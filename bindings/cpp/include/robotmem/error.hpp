@@ -62,6 +62,9 @@ inline const char* status_name(Status s) noexcept { return rm_status_str(static_
 /// Never throws. Thread-safe.
 inline const char* version() noexcept { return rm_version(); }
 
+/// Whether the loaded library opens encrypted files (rm_encryption_available()).
+inline bool encryption_available() noexcept { return rm_encryption_available(); }
+
 /// Exception thrown by the throwing methods of robotmem::Db.
 ///
 /// code() is the status; message() is the text of rm_last_error() copied right
