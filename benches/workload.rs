@@ -51,6 +51,7 @@ struct Args {
     seed: u64,
     reuse: Option<PathBuf>,
     kinds: Vec<String>,
+    encrypted: bool,
 }
 
 const USAGE: &str = "usage: cargo bench --bench workload -- [--memories N] [--recalls N] [--warmup N]
@@ -68,6 +69,7 @@ const USAGE: &str = "usage: cargo bench --bench workload -- [--memories N] [--re
   --reuse FILE     no learning: open FILE (a database kept by --keep) and run the recall mix
                    in this fresh process (RSS of open + recall; rows per context_filter)
   --kinds LIST     with --reuse: only these kinds of recall (plain,filter,spatial)
+  --encrypted      open the databases with a key (a bench built with --features encryption)
   --embedding      the embedding benchmark instead (its own options: --embedding --help)
   --real-text      the real-text benchmark instead (its own options: --real-text --help)
   --batch          the batch-learn benchmark instead (its own options: --batch --help)";
@@ -83,6 +85,7 @@ fn parse_args() -> Result<Args, String> {
         seed: corpus::SEED,
         reuse: None,
         kinds: Vec::new(),
+        encrypted: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -96,6 +99,8 @@ fn parse_args() -> Result<Args, String> {
             "--seed" => a.seed = num("--seed", value("--seed")?)?,
             "--dir" => a.dir = Some(PathBuf::from(value("--dir")?)),
             "--keep" => a.keep = true,
+            "--encrypted" if robotmem::ENCRYPTION => a.encrypted = true,
+            "--encrypted" => return Err("--encrypted: this bench was built without --features encryption".into()),
             "--reuse" => a.reuse = Some(PathBuf::from(value("--reuse")?)),
             "--kinds" => a.kinds = value("--kinds")?.split(',').map(str::to_string).collect(),
             "--durability" => {
@@ -186,9 +191,9 @@ fn main() {
     for (i, &d) in args.durabilities.iter().enumerate() {
         let path = dir.join(format!("{}.db", dur_name(d)));
         let t = Instant::now();
-        let db =
-            Db::open(OpenOptions { location: Location::Path(path.clone()), durability: d, ..OpenOptions::default() })
-                .unwrap_or_else(|e| panic!("open {}: {e}", path.display()));
+        let key = args.encrypted.then(|| robotmem::Key::from_bytes(&[0x5a; 32]).expect("32 bytes"));
+        let opts = OpenOptions { location: Location::Path(path.clone()), durability: d, key, ..OpenOptions::default() };
+        let db = Db::open(opts).unwrap_or_else(|e| panic!("open {}: {e}", path.display()));
         let open_ms = t.elapsed().as_secs_f64() * 1e3;
         if i == 0 {
             rss_after_open_kb = proc_status_kb("VmRSS");

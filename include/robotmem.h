@@ -132,6 +132,10 @@ enum rm_status
   RM_INTERNAL = 13,
   // A panic was caught inside the library (a bug); the handle remains usable.
   RM_PANIC = 14,
+  // The file is encrypted and the key is missing or wrong, or a key was given
+  // for a plain file (or the build has no encryption: RM_INVALID_ARGUMENT then).
+  // The file was not modified.
+  RM_KEY = 15,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -395,6 +399,19 @@ typedef struct rm_open_options {
   // ttl_seconds / expires_at: a JSON object {"obstacles": 600, "*": 86400}
   // ("*": every collection not named). NULL: none expire unless asked.
   const char *default_ttl_json;
+  // Encryption key of the file, `key_len` bytes (32: a 256-bit key), for a
+  // library built with encryption (CMake -DROBOTMEM_ENCRYPTION=ON; see
+  // rm_encryption_available()); another build returns RM_INVALID_ARGUMENT. A new
+  // file is created encrypted; an existing one must have this key, else
+  // rm_open() returns RM_KEY and the file is not modified. The bytes are copied.
+  // At most one of key and key_file. NULL: no key.
+  const uint8_t *key;
+  // Length of `key` in bytes (32).
+  size_t key_len;
+  // A file holding the key instead: 32 bytes, or 64 hex digits and an optional
+  // newline; it must be readable by its owner only (mode 0600 or 0400), else
+  // RM_INVALID_ARGUMENT. NULL: no key file.
+  const char *key_file;
 } rm_open_options;
 
 // Result of rm_embedding_status(). Free with rm_embedding_info_free().
@@ -731,14 +748,33 @@ rm_status rm_open_options_init(struct rm_open_options *opts);
 // Errors: RM_INVALID_ARGUMENT (NULL out_db, an option outside its range, named with
 // its value), RM_IO (cannot create or open the file, a directory at the path, a
 // directory robotmem cannot write its -wal/-shm files into), RM_CORRUPT (not a
-// robotmem database, or not an SQLite file; the file is not modified),
-// RM_SCHEMA_TOO_NEW, RM_BUSY; with read_only: RM_IO when the file does not exist,
+// robotmem database, or not an SQLite file; the file is not modified), RM_KEY
+// (an encrypted file opened without its key or with another one, a key given for
+// a plain file; the file is not modified), RM_SCHEMA_TOO_NEW, RM_BUSY; with read_only: RM_IO when the file does not exist,
 // RM_READ_ONLY when its schema is older than this version (open it read-write
 // once to upgrade it).
 // Thread-safe.
 // Ownership: the caller owns the handle and must pass it to rm_close().
 rm_status rm_open(const struct rm_open_options *opts,
                   struct rm_db **out_db);
+
+// Whether this library opens encrypted files (built with encryption: CMake
+// -DROBOTMEM_ENCRYPTION=ON, cargo feature `encryption`). Thread-safe.
+bool rm_encryption_available(void);
+
+// Re-encrypts the file of `db` with a new key of `key_len` (32) bytes. The
+// handle was opened with a key, and must be the only user of the file: another
+// handle or process having it open makes this return RM_BUSY and nothing
+// changes. Every page is rewritten in one transaction (a crash leaves the old
+// key valid); calls on other threads wait meanwhile. Later rm_open() calls need
+// the new key.
+//
+// Errors: RM_INVALID_ARGUMENT (NULL key, key_len not 32, a file not opened with
+// a key, a build without encryption), RM_BUSY, RM_READ_ONLY, RM_CLOSED, RM_IO,
+// RM_FULL. Thread-safe.
+rm_status rm_rekey(struct rm_db *db,
+                   const uint8_t *key,
+                   size_t key_len);
 
 // Closes a handle: pending access counters are written and the file is closed
 // once no other thread is inside a call on it. NULL is accepted (RM_OK).

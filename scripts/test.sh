@@ -95,4 +95,7 @@ bash scripts/aarch64-quality.sh   # SKIPPED (loudly) where the aarch64 tools are
 stage "ROS 2: robotmem_msgs (rosidl, Jazzy PyPI wheels) + robotmem_ros node logic + rclpy loopback smoke"
 bash scripts/ros2-interfaces.sh
 
+stage "Encryption at rest: the SQLCipher build (-DROBOTMEM_ENCRYPTION=ON), its Rust, CLI and C tests (scripts/encryption-test.sh)"
+bash scripts/encryption-test.sh
+
 stage "All tests passed; checking that they left no temporary files"

@@ -41,11 +41,14 @@ pub enum Status {
     Internal = 13,
     /// A panic was caught at the API boundary (a bug); the handle stays usable.
     Panic = 14,
+    /// The file is encrypted and the key is missing or wrong, or a key was
+    /// given for a plain file; the file was not modified.
+    Key = 15,
 }
 
 impl Status {
     /// Every status, in numeric order (the index is the value).
-    pub const ALL: [Status; 15] = [
+    pub const ALL: [Status; 16] = [
         Status::Ok,
         Status::InvalidArgument,
         Status::NotFound,
@@ -61,6 +64,7 @@ impl Status {
         Status::ReadOnly,
         Status::Internal,
         Status::Panic,
+        Status::Key,
     ];
 
     /// The status with this numeric value.
@@ -86,6 +90,7 @@ impl Status {
             Status::ReadOnly => c"RM_READ_ONLY",
             Status::Internal => c"RM_INTERNAL",
             Status::Panic => c"RM_PANIC",
+            Status::Key => c"RM_KEY",
         }
     }
 
@@ -106,7 +111,7 @@ mod tests {
             assert_eq!(Status::from_code(i as i32), Some(*s));
         }
         assert_eq!(Status::from_code(-1), None);
-        assert_eq!(Status::from_code(15), None);
+        assert_eq!(Status::from_code(16), None);
     }
 }
 

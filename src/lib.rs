@@ -45,7 +45,10 @@ pub use db::transfer;
 pub use db::Db;
 pub use embed::FusionConfig;
 pub use error::{Error, Result, Status};
-pub use options::{Durability, Location, OpenOptions};
+pub use options::{Durability, Key, Location, OpenOptions};
+
+/// Whether this build opens encrypted files (the cargo feature `encryption`).
+pub const ENCRYPTION: bool = store::cipher::AVAILABLE;
 pub use types::*;
 
 /// Engine internals that the project's own tests and benchmarks reach: not an API,

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use crate::error::{Error, Result};
 use crate::limits;
+pub use crate::store::cipher::Key;
 
 /// How hard a commit works to survive a power cut.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,6 +113,15 @@ pub struct OpenOptions {
     /// name → seconds (> 0, at most 100 years); the key `"*"` applies to every
     /// collection not named. Empty (the default): no memory expires unless asked.
     pub default_ttl: std::collections::BTreeMap<String, f64>,
+    /// Encryption key of the file (builds with the `encryption` feature; another
+    /// build refuses a key with [`crate::Status::InvalidArgument`]): a new file is
+    /// created encrypted, an existing one must have been made with this key, else
+    /// the open fails with [`crate::Status::Key`] and the file is not modified.
+    /// At most one of `key` and `key_file`. Not for in-memory databases. Default none.
+    pub key: Option<Key>,
+    /// A file holding the key ([`Key::from_file`]: 32 bytes or 64 hex digits,
+    /// readable by its owner only). Default none.
+    pub key_file: Option<PathBuf>,
 }
 
 impl Default for OpenOptions {
@@ -135,6 +145,8 @@ impl Default for OpenOptions {
             cosine_dedup: 0.85,
             read_only: false,
             default_ttl: Default::default(),
+            key: None,
+            key_file: None,
         }
     }
 }
@@ -154,6 +166,15 @@ impl OpenOptions {
             runtime_path: self.ort_library.clone(),
             threads: self.embed_threads.max(1) as usize,
             batch_size: self.embed_batch.max(1) as usize,
+        }
+    }
+
+    /// The key of these options: `key`, or the key in `key_file`.
+    pub fn resolved_key(&self) -> Result<Option<Key>> {
+        match (&self.key, &self.key_file) {
+            (Some(k), _) => Ok(Some(k.clone())),
+            (None, Some(p)) => Key::from_file(p).map(Some),
+            (None, None) => Ok(None),
         }
     }
 
@@ -202,6 +223,12 @@ impl OpenOptions {
                     limits::show_f64(s)
                 )));
             }
+        }
+        if self.key.is_some() && self.key_file.is_some() {
+            return Err(Error::invalid("key and key_file: give one of them, not both"));
+        }
+        if (self.key.is_some() || self.key_file.is_some()) && self.location == Location::InMemory {
+            return Err(Error::invalid("key: an in-memory database is not stored, so it cannot be encrypted"));
         }
         if self.read_only && self.location == Location::InMemory {
             return Err(Error::invalid("read_only: an in-memory database cannot be opened read-only"));

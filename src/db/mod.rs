@@ -278,6 +278,15 @@ impl Db {
         self.write(|_| Ok(()))
     }
 
+    /// Re-encrypts the file with `key` (builds with the `encryption` feature; the
+    /// handle was opened with a key). The handle must be the file's only user:
+    /// [`Status::Busy`] while another handle or process has it open, and nothing
+    /// changes. Calls on other threads wait while it runs (it rewrites every page).
+    pub fn rekey(&self, key: &crate::Key) -> Result<()> {
+        self.flush()?;
+        self.store.rekey(key)
+    }
+
     /// Closes the database and reports what dropping it would not: pending access
     /// counters that could not be written, and a write-ahead log that could not be
     /// copied into the database file (disk full, I/O error). Committed writes are never

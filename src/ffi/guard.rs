@@ -62,6 +62,10 @@ pub enum rm_status {
     RM_INTERNAL = 13,
     /// A panic was caught inside the library (a bug); the handle remains usable.
     RM_PANIC = 14,
+    /// The file is encrypted and the key is missing or wrong, or a key was given
+    /// for a plain file (or the build has no encryption: RM_INVALID_ARGUMENT then).
+    /// The file was not modified.
+    RM_KEY = 15,
 }
 
 impl From<Status> for rm_status {
@@ -83,6 +87,7 @@ impl From<Status> for rm_status {
             Status::ReadOnly => RM_READ_ONLY,
             Status::Internal => RM_INTERNAL,
             Status::Panic => RM_PANIC,
+            Status::Key => RM_KEY,
         }
     }
 }

@@ -11,7 +11,7 @@ use parking_lot::RwLock;
 use super::args::{opt_str, out_ptr};
 use super::guard::{guard, guard_void, guard_with, last_error_ptr, rm_status};
 use crate::error::{Error, Status};
-use crate::{Db, Durability, OpenOptions};
+use crate::{Db, Durability, Key, OpenOptions};
 
 /// Opaque database handle. Thread-safe: one handle may be used by many threads
 /// at once; calls are synchronised internally.
@@ -132,6 +132,19 @@ pub struct rm_open_options {
     /// ttl_seconds / expires_at: a JSON object {"obstacles": 600, "*": 86400}
     /// ("*": every collection not named). NULL: none expire unless asked.
     pub default_ttl_json: *const c_char,
+    /// Encryption key of the file, `key_len` bytes (32: a 256-bit key), for a
+    /// library built with encryption (CMake -DROBOTMEM_ENCRYPTION=ON; see
+    /// rm_encryption_available()); another build returns RM_INVALID_ARGUMENT. A new
+    /// file is created encrypted; an existing one must have this key, else
+    /// rm_open() returns RM_KEY and the file is not modified. The bytes are copied.
+    /// At most one of key and key_file. NULL: no key.
+    pub key: *const u8,
+    /// Length of `key` in bytes (32).
+    pub key_len: usize,
+    /// A file holding the key instead: 32 bytes, or 64 hex digits and an optional
+    /// newline; it must be readable by its owner only (mode 0600 or 0400), else
+    /// RM_INVALID_ARGUMENT. NULL: no key file.
+    pub key_file: *const c_char,
 }
 
 /// Fills `opts` with the defaults.
@@ -162,6 +175,9 @@ pub unsafe extern "C" fn rm_open_options_init(opts: *mut rm_open_options) -> rm_
                 cosine_dedup: d.cosine_dedup,
                 read_only: d.read_only,
                 default_ttl_json: std::ptr::null(),
+                key: std::ptr::null(),
+                key_len: 0,
+                key_file: std::ptr::null(),
             })
         };
         Ok(())
@@ -181,8 +197,9 @@ pub unsafe extern "C" fn rm_open_options_init(opts: *mut rm_open_options) -> rm_
 /// Errors: RM_INVALID_ARGUMENT (NULL out_db, an option outside its range, named with
 /// its value), RM_IO (cannot create or open the file, a directory at the path, a
 /// directory robotmem cannot write its -wal/-shm files into), RM_CORRUPT (not a
-/// robotmem database, or not an SQLite file; the file is not modified),
-/// RM_SCHEMA_TOO_NEW, RM_BUSY; with read_only: RM_IO when the file does not exist,
+/// robotmem database, or not an SQLite file; the file is not modified), RM_KEY
+/// (an encrypted file opened without its key or with another one, a key given for
+/// a plain file; the file is not modified), RM_SCHEMA_TOO_NEW, RM_BUSY; with read_only: RM_IO when the file does not exist,
 /// RM_READ_ONLY when its schema is older than this version (open it read-write
 /// once to upgrade it).
 /// Thread-safe.
@@ -224,12 +241,47 @@ pub unsafe extern "C" fn rm_open(opts: *const rm_open_options, out_db: *mut *mut
                     Error::invalid(format!("opts.default_ttl_json must be a JSON object of seconds: {e}"))
                 })?;
             }
+            if !c.key.is_null() {
+                // SAFETY: the caller passes `key_len` readable bytes at `key`.
+                let bytes = unsafe { std::slice::from_raw_parts(c.key, c.key_len) };
+                o.key = Some(Key::from_bytes(bytes).map_err(|e| Error::invalid(format!("opts.key: {}", e.message)))?);
+            }
+            o.key_file = opt_str(c.key_file, "opts.key_file")?.map(Into::into);
         }
         let db = Db::open(o)?;
         let handle = NEXT_HANDLE.fetch_add(0x10, Ordering::Relaxed);
         registry().write().insert(handle, Arc::new(db));
         *out_db = handle as *mut rm_db;
         Ok(())
+    })
+}
+
+/// Whether this library opens encrypted files (built with encryption: CMake
+/// -DROBOTMEM_ENCRYPTION=ON, cargo feature `encryption`). Thread-safe.
+#[no_mangle]
+pub extern "C" fn rm_encryption_available() -> bool {
+    crate::ENCRYPTION
+}
+
+/// Re-encrypts the file of `db` with a new key of `key_len` (32) bytes. The
+/// handle was opened with a key, and must be the only user of the file: another
+/// handle or process having it open makes this return RM_BUSY and nothing
+/// changes. Every page is rewritten in one transaction (a crash leaves the old
+/// key valid); calls on other threads wait meanwhile. Later rm_open() calls need
+/// the new key.
+///
+/// Errors: RM_INVALID_ARGUMENT (NULL key, key_len not 32, a file not opened with
+/// a key, a build without encryption), RM_BUSY, RM_READ_ONLY, RM_CLOSED, RM_IO,
+/// RM_FULL. Thread-safe.
+#[no_mangle]
+pub unsafe extern "C" fn rm_rekey(db: *mut rm_db, key: *const u8, key_len: usize) -> rm_status {
+    guard(|| {
+        if key.is_null() {
+            return Err(Error::invalid("key is NULL"));
+        }
+        // SAFETY: the caller passes `key_len` readable bytes at `key`.
+        let key = Key::from_bytes(unsafe { std::slice::from_raw_parts(key, key_len) })?;
+        self::db(db)?.rekey(&key)
     })
 }
 

@@ -9,6 +9,7 @@
 
 pub mod browse;
 mod busy;
+pub(crate) mod cipher;
 mod group;
 pub mod memory;
 mod order;
@@ -42,6 +43,8 @@ pub struct Store {
     config: ConnConfig,
     /// Writers of several processes take turns ([`order`]); `None` in memory.
     turns: Option<order::Turns>,
+    /// The file's encryption key, given to every connection opened ([`cipher`]).
+    key: parking_lot::RwLock<Option<cipher::Key>>,
 }
 
 /// Per-connection settings, applied to every connection the store opens.
@@ -87,6 +90,10 @@ impl Store {
             Location::Default => Some(default_path()?),
             Location::Path(p) => Some(p.clone()),
         };
+        let key = opts.resolved_key()?;
+        if key.is_some() && !cipher::AVAILABLE {
+            cipher::apply(&Connection::open_in_memory()?, key.as_ref())?; // the build's refusal
+        }
         if let Some(p) = &path {
             if config.read_only {
                 check_exists(p)?;
@@ -94,21 +101,32 @@ impl Store {
             } else {
                 prepare_file(p, opts.location == Location::Default)?;
             }
-            check_sqlite_header(p)?;
-            check_not_truncated(p)?;
+            check_sqlite_header(p, key.is_some())?;
+            if key.is_none() {
+                check_not_truncated(p)?; // an encrypted file's page size is not in its header
+            }
             if opts.verify {
-                verify::verify_untouched(p, config.busy_timeout)?;
+                verify::verify_untouched(p, config.busy_timeout, key.as_ref())
+                    .map_err(|e| cipher::wrong_key(p, &key, e))?;
             }
         }
         let writer = match &path {
-            Some(p) => open_connection(p, config)?,
+            Some(p) => open_connection(p, config, key.as_ref())?,
             None => Connection::open_in_memory()?,
         };
         // Until the open has succeeded, closing must not checkpoint a log into the file.
         writer.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
-        configure(&writer, config)?;
-        // Reading the header first: a non-SQLite file fails here, before anything is written.
-        let header = retry_busy(config.busy_timeout, || schema::header(&writer))?;
+        // Some settings read the file: with a wrong key, that is where it shows.
+        configure(&writer, config).map_err(|e| match &path {
+            Some(p) => cipher::wrong_key(p, &key, e),
+            None => e,
+        })?;
+        // Reading the header first: a non-SQLite file fails here, before anything is
+        // written; so does an encrypted file whose key is wrong.
+        let header = retry_busy(config.busy_timeout, || schema::header(&writer)).map_err(|e| match &path {
+            Some(p) => cipher::wrong_key(p, &key, e),
+            None => e,
+        })?;
         schema::check_openable(&header)?;
         if config.read_only {
             schema::check_readable(&header)?;
@@ -131,6 +149,7 @@ impl Store {
             turns: path.as_deref().filter(|_| !config.read_only).map(order::Turns::new),
             path,
             config,
+            key: parking_lot::RwLock::new(key),
         };
         let prepared = (|| {
             if config.read_only {
@@ -167,10 +186,15 @@ impl Store {
             let tx = conn.unchecked_transaction()?;
             return f(&tx);
         };
+        // Held for the whole read: a rekey waits for reads in flight, and the
+        // connections they return (opened with the old key) are then dropped.
+        // Recursive: a read inside a read must not wait behind a waiting rekey.
+        let key = self.key.read_recursive();
         let conn = match pool.lock().pop() {
             Some(c) => c,
             None => {
-                let c = open_connection(self.path.as_deref().expect("file store has a path"), self.config)?;
+                let path = self.path.as_deref().expect("file store has a path");
+                let c = open_connection(path, self.config, key.as_ref())?;
                 configure(&c, self.config)?;
                 c
             }
@@ -313,13 +337,17 @@ fn check_exists(path: &Path) -> Result<()> {
 /// Refuses a file that is not empty and does not start with SQLite's header,
 /// before SQLite reads it ("file is not a database" does not say which file, or
 /// what to do).
-fn check_sqlite_header(path: &Path) -> Result<()> {
+fn check_sqlite_header(path: &Path, keyed: bool) -> Result<()> {
     use std::io::Read;
     let mut f = std::fs::File::open(path).map_err(|e| io_error("cannot read", path, e))?;
     let mut head = Vec::with_capacity(16);
     f.by_ref().take(16).read_to_end(&mut head).map_err(|e| io_error("cannot read", path, e))?;
-    if head.is_empty() || head == b"SQLite format 3\0" {
-        return Ok(());
+    let plain = head == b"SQLite format 3\0";
+    if head.is_empty() || plain != keyed {
+        return Ok(()); // new, plain without a key, or to be decrypted with one
+    }
+    if keyed || cipher::AVAILABLE {
+        return Err(cipher::refused(path, keyed, plain));
     }
     Err(Error::new(
         Status::Corrupt,
@@ -459,7 +487,7 @@ fn io_error(what: &str, path: &Path, e: std::io::Error) -> Error {
 /// an `immutable=1` URI built from the path (every byte that is not unreserved
 /// percent-encoded): read without locks, which holds because no writer can be
 /// logging into it (a writer would need that `-wal`).
-fn open_connection(path: &Path, c: ConnConfig) -> Result<Connection> {
+fn open_connection(path: &Path, c: ConnConfig, key: Option<&cipher::Key>) -> Result<Connection> {
     let access = if c.read_only { OpenFlags::SQLITE_OPEN_READ_ONLY } else { OpenFlags::SQLITE_OPEN_READ_WRITE };
     let flags = access | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let literal = if path.is_relative() { Path::new(".").join(path) } else { path.to_path_buf() };
@@ -468,14 +496,16 @@ fn open_connection(path: &Path, c: ConnConfig) -> Result<Connection> {
     } else {
         Connection::open_with_flags(&literal, flags)
     };
-    opened.map_err(|e| {
+    let conn = opened.map_err(|e| {
         let mut err = Error::from(e);
         if err.status == Status::Internal {
             err.status = Status::Io;
         }
         err.message = format!("cannot open {}: {}", path.display(), err.message);
         err
-    })
+    })?;
+    cipher::apply(&conn, key)?;
+    Ok(conn)
 }
 
 /// `file:` URI of `path` with `immutable=1`.

@@ -28,30 +28,30 @@ use crate::error::{Error, Result, Status};
 
 /// Runs the checks of a `verify` open on the file at `path` (nothing to check
 /// when it does not exist yet or is empty).
-pub(super) fn verify_untouched(path: &Path, busy_timeout: Duration) -> Result<()> {
+pub(super) fn verify_untouched(path: &Path, busy_timeout: Duration, key: Option<&super::cipher::Key>) -> Result<()> {
     if std::fs::metadata(path).map_or(true, |m| m.len() == 0) {
         return Ok(());
     }
     let wal = PathBuf::from(format!("{}-wal", path.display()));
     if std::fs::symlink_metadata(&wal).is_err() {
-        return check(&open_immutable(path)?);
+        return check(&open_immutable(path, key)?);
     }
-    let exclusive = open_quiet(path)?;
+    let exclusive = open_quiet(path, key)?;
     exclusive.execute_batch("PRAGMA locking_mode = EXCLUSIVE;")?;
     match check(&exclusive) {
         Err(e) if e.status == Status::Busy => {}
         other => return other,
     }
     drop(exclusive);
-    let shared = open_quiet(path)?;
+    let shared = open_quiet(path, key)?;
     shared.busy_timeout(busy_timeout)?;
     check(&shared)
 }
 
 /// A read-write connection (exclusive locks need one) that writes nothing: no
 /// checkpoint at close, queries only, no busy wait.
-fn open_quiet(path: &Path) -> Result<Connection> {
-    let conn = super::open_connection(path, super::ConnConfig::plain())?;
+fn open_quiet(path: &Path, key: Option<&super::cipher::Key>) -> Result<Connection> {
+    let conn = super::open_connection(path, super::ConnConfig::plain(), key)?;
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
     conn.busy_timeout(Duration::ZERO)?;
     conn.execute_batch("PRAGMA query_only = 1;")?;
@@ -60,7 +60,7 @@ fn open_quiet(path: &Path) -> Result<Connection> {
 
 /// The main file alone, read as a file that cannot change: SQLite takes no
 /// lock and opens no `-wal` or `-shm`.
-fn open_immutable(path: &Path) -> Result<Connection> {
+fn open_immutable(path: &Path, key: Option<&super::cipher::Key>) -> Result<Connection> {
     use std::os::unix::ffi::OsStrExt;
     let literal = if path.is_relative() { Path::new(".").join(path) } else { path.to_path_buf() };
     let mut uri = String::from("file:");
@@ -73,11 +73,13 @@ fn open_immutable(path: &Path) -> Result<Connection> {
     }
     uri.push_str("?immutable=1");
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    Connection::open_with_flags(&uri, flags).map_err(|e| {
+    let conn = Connection::open_with_flags(&uri, flags).map_err(|e| {
         let mut err = Error::from(e);
         err.message = format!("cannot open {}: {}", path.display(), err.message);
         err
-    })
+    })?;
+    super::cipher::apply(&conn, key)?;
+    Ok(conn)
 }
 
 /// The file must be openable (a robotmem database of this or an older schema)

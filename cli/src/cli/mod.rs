@@ -39,6 +39,10 @@ pub struct Args {
     /// `web --read-only` always do; so does any command on a file this user may not write.
     #[arg(long, global = true)]
     read_only: bool,
+    /// Key file of an encrypted database (32 bytes or 64 hex digits, mode 0600;
+    /// builds with encryption, docs/ENCRYPTION.md).
+    #[arg(long, global = true, value_name = "FILE", env = "ROBOTMEM_KEY_FILE")]
+    key_file: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -99,6 +103,12 @@ enum Command {
         #[command(subcommand)]
         action: crate::sync::HubAction,
     },
+    /// Re-encrypt an encrypted database with a new key (the file must not be open elsewhere).
+    Rekey {
+        /// The new key file (32 bytes or 64 hex digits, mode 0600).
+        #[arg(long, value_name = "FILE")]
+        new_key_file: PathBuf,
+    },
     /// Embed memories that have no vector of the loaded model (all, or --limit).
     Reembed {
         /// At most this many memories (0: all).
@@ -145,6 +155,7 @@ impl Command {
                 | Command::Import(_)
                 | Command::Reembed { .. }
                 | Command::Sync(_)
+                | Command::Rekey { .. }
         )
     }
 
@@ -158,6 +169,7 @@ impl Command {
             Command::Session { .. } => "session",
             Command::Import(_) => "import",
             Command::Reembed { .. } => "reembed",
+            Command::Rekey { .. } => "rekey",
             Command::Mcp(_) => "mcp",
             Command::Sync(_) => "sync",
             Command::Web(_) => "web",
@@ -214,6 +226,7 @@ fn open(a: &Args) -> Result<Opened> {
     o.model_dir = a.model_dir.clone();
     o.ort_library = a.ort_library.clone();
     o.embeddings = !a.no_embeddings;
+    o.key_file = a.key_file.clone();
     o.durability = match a.durability {
         DurabilityArg::Full => Durability::Full,
         DurabilityArg::Normal => Durability::Normal,
@@ -295,6 +308,11 @@ fn run_on(a: &Args, db: Db) -> Result<()> {
             let o = request::forget(&db, r)?;
             let f = &o.data;
             out(o.json, format!("forgot #{}: {}\n  reason: {}\n", f.memory_id, f.content, f.reason));
+        }
+        Command::Rekey { new_key_file } => {
+            db.rekey(&robotmem::Key::from_file(new_key_file)?)?;
+            let text = format!("rekeyed: open it with {} from now on\n", new_key_file.display());
+            out(serde_json::json!({"rekeyed": true}), text);
         }
         Command::Expire(r) => {
             let o = request::set_expiry(&db, r)?;

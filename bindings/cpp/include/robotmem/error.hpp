@@ -50,6 +50,7 @@ enum class Status : std::int32_t {
     ReadOnly = RM_READ_ONLY,
     Internal = RM_INTERNAL,          ///< a bug, or the wrapper ran out of memory in a try_* call
     Panic = RM_PANIC,                ///< a panic was caught inside the library (a bug)
+    Key = RM_KEY,                    ///< encrypted file: key missing or wrong, or a key for a plain file
 };
 
 /// Static name of a status ("RM_OK", "RM_NOT_FOUND", ...; "RM_UNKNOWN" for values
@@ -60,6 +61,9 @@ inline const char* status_name(Status s) noexcept { return rm_status_str(static_
 /// Compare with RM_VERSION_STRING, the version of the header compiled against.
 /// Never throws. Thread-safe.
 inline const char* version() noexcept { return rm_version(); }
+
+/// Whether the loaded library opens encrypted files (rm_encryption_available()).
+inline bool encryption_available() noexcept { return rm_encryption_available(); }
 
 /// Exception thrown by the throwing methods of robotmem::Db.
 ///

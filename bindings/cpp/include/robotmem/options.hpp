@@ -15,6 +15,7 @@
 
 #include <robotmem.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -85,6 +86,12 @@ struct OpenOptions {
     /// Time to live, in seconds, of new memories per collection that give none:
     /// a JSON object {"obstacles": 600, "*": 86400}. nullopt: none expire unless asked.
     std::optional<std::string> default_ttl_json;
+    /// Encryption key of the file, 32 bytes (a library built with encryption:
+    /// encryption_available()). Wrong or missing for an encrypted file, or given for
+    /// a plain one: Status::Key, the file untouched. docs/ENCRYPTION.md. nullopt: none.
+    std::optional<std::array<std::uint8_t, 32>> key;
+    /// A key file instead (32 bytes or 64 hex digits, mode 0600). nullopt: none.
+    std::optional<std::string> key_file;
 
     /// Options for a private in-memory database (path ":memory:"). May throw std::bad_alloc.
     static OpenOptions in_memory() { return file(":memory:"); }

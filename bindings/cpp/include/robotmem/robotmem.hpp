@@ -256,6 +256,18 @@ public:
         return Result<void>();
     }
 
+    /// Re-encrypts the file with a new key (rm_rekey); the Db must be the file's only
+    /// user. Throws Error: Busy (another handle or process has it open), InvalidArgument
+    /// (not opened with a key, no encryption built in), ReadOnly, Closed, Io. Thread-safe.
+    void rekey(const std::array<std::uint8_t, 32>& key) const {
+        detail::run<bool>([&](bool& out, detail::Failure& f) { return rekey_into(key, out, f); });
+    }
+    /// Non-throwing rekey(). Thread-safe, noexcept.
+    Result<void> try_rekey(const std::array<std::uint8_t, 32>& key) const noexcept {
+        const Result<bool> r = detail::try_run<bool>([&](bool& out, detail::Failure& f) { return rekey_into(key, out, f); });
+        return r ? Result<void>() : Result<void>(r.status(), r.message());
+    }
+
     /// Replaces an active memory's content (rm_update; 1-300 characters after
     /// trimming) and, when `context` is set, its context ("" clears it); nullopt
     /// keeps the current context. Re-classified, re-hashed, re-indexed; automatic
@@ -416,6 +428,11 @@ private:
             if (!detail::check_no_nul(*o.default_ttl_json, "opts.default_ttl_json", f)) return false;
             c.default_ttl_json = o.default_ttl_json->c_str();
         }
+        if (o.key) c.key = o.key->data(), c.key_len = o.key->size();
+        if (o.key_file) {
+            if (!detail::check_no_nul(*o.key_file, "opts.key_file", f)) return false;
+            c.key_file = o.key_file->c_str();
+        }
         rm_db* h = nullptr;
         const rm_status st = rm_open(&c, &h);
         if (st != RM_OK) return f.from_c(st);
@@ -515,6 +532,15 @@ private:
         if (st != RM_OK) return f.from_c(st);
         const detail::MemoryOwned owned(raw);
         return detail::finish(raw, rm_memory_result_json, json, out, f);
+    }
+
+    bool rekey_into(const std::array<std::uint8_t, 32>& key, bool& out, detail::Failure& f) const {
+        rm_db* db = live(f);
+        if (!db) return false;
+        const rm_status st = rm_rekey(db, key.data(), key.size());
+        if (st != RM_OK) return f.from_c(st);
+        out = true;
+        return true;
     }
 
     bool set_expiry_into(std::int64_t memory_id, double ttl_seconds, std::string_view expires_at, bool& out,
