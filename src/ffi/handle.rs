@@ -260,7 +260,7 @@ pub unsafe extern "C" fn rm_open(opts: *const rm_open_options, out_db: *mut *mut
 /// -DROBOTMEM_ENCRYPTION=ON, cargo feature `encryption`). Thread-safe.
 #[no_mangle]
 pub extern "C" fn rm_encryption_available() -> bool {
-    crate::ENCRYPTION
+    guard_with(false, || crate::ENCRYPTION)
 }
 
 /// Re-encrypts the file of `db` with a new key of `key_len` (32) bytes. The
