@@ -4,6 +4,9 @@
 //! or wrong key exits with RM_KEY's code (25) and a message, never a panic, and
 //! the file stays as it was. Without it: a key file is refused (code 11).
 
+#[path = "common/web.rs"]
+mod web;
+
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -57,6 +60,13 @@ fn key_files_open_encrypted_databases() {
     failed(&run(&db, Some(&key), &["stats"]), 25, "RM_KEY");
     let o = run(&db, Some(&wrong), &["export"]);
     assert!(String::from_utf8_lossy(&o.stdout).contains("welding cell door"), "{o:?}");
+    // The web console opens it with the key the same way.
+    let served = tempfile::Builder::new().prefix("robotmem-cli-key-web").tempdir().unwrap();
+    let s = web::serve(served, &db, &["--key-file", wrong.to_str().unwrap()], None);
+    let r = web::get(&s, "/api/memories?per_page=25");
+    assert_eq!(r.code, 200, "{}", r.body);
+    assert!(r.body.contains("welding cell door"), "{}", r.body);
+    drop(s);
     std::fs::set_permissions(&wrong, std::fs::Permissions::from_mode(0o640)).unwrap();
     failed(&run(&db, Some(&wrong), &["stats"]), 11, "chmod 600");
 }
