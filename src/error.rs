@@ -41,11 +41,14 @@ pub enum Status {
     Internal = 13,
     /// A panic was caught at the API boundary (a bug); the handle stays usable.
     Panic = 14,
+    /// The write would pass a memory budget (`max_memories`, per database or per
+    /// collection) and only protected memories could make room: nothing changed.
+    OverBudget = 15,
 }
 
 impl Status {
     /// Every status, in numeric order (the index is the value).
-    pub const ALL: [Status; 15] = [
+    pub const ALL: [Status; 16] = [
         Status::Ok,
         Status::InvalidArgument,
         Status::NotFound,
@@ -61,6 +64,7 @@ impl Status {
         Status::ReadOnly,
         Status::Internal,
         Status::Panic,
+        Status::OverBudget,
     ];
 
     /// The status with this numeric value.
@@ -86,6 +90,7 @@ impl Status {
             Status::ReadOnly => c"RM_READ_ONLY",
             Status::Internal => c"RM_INTERNAL",
             Status::Panic => c"RM_PANIC",
+            Status::OverBudget => c"RM_OVER_BUDGET",
         }
     }
 
@@ -106,7 +111,7 @@ mod tests {
             assert_eq!(Status::from_code(i as i32), Some(*s));
         }
         assert_eq!(Status::from_code(-1), None);
-        assert_eq!(Status::from_code(15), None);
+        assert_eq!(Status::from_code(16), None);
     }
 }
 

@@ -62,6 +62,10 @@ pub enum rm_status {
     RM_INTERNAL = 13,
     /// A panic was caught inside the library (a bug); the handle remains usable.
     RM_PANIC = 14,
+    /// The write would pass a memory budget (rm_open_options.max_memories or
+    /// max_memories_json) and only protected memories (constraint, gotcha,
+    /// postmortem) could be evicted to make room; nothing was written.
+    RM_OVER_BUDGET = 15,
 }
 
 impl From<Status> for rm_status {
@@ -83,6 +87,7 @@ impl From<Status> for rm_status {
             Status::ReadOnly => RM_READ_ONLY,
             Status::Internal => RM_INTERNAL,
             Status::Panic => RM_PANIC,
+            Status::OverBudget => RM_OVER_BUDGET,
         }
     }
 }

@@ -270,7 +270,9 @@ pub struct Changed {
 pub fn changed_since(conn: &Connection, rev: i64, up_to: i64) -> Result<Vec<Changed>> {
     let mut st = conn.prepare_cached(
         "SELECT id, rev, collection, status = 'active' AND embedded = 1 FROM memories
-         WHERE rev > ?1 AND rev <= ?2 ORDER BY rev",
+         WHERE rev > ?1 AND rev <= ?2
+         UNION ALL SELECT id, rev, '', 0 FROM memory_removals WHERE rev > ?1 AND rev <= ?2
+         ORDER BY rev",
     )?;
     let rows = st.query_map([rev, up_to], |r| {
         Ok(Changed { id: r.get(0)?, rev: r.get(1)?, collection: r.get(2)?, has_vector: r.get(3)? })
