@@ -131,7 +131,7 @@ pub struct OpenOptions {
 }
 
 /// Largest memory budget (2^53: exact in JSON and in a double).
-pub const MAX_BUDGET: u64 = 1 << 53;
+pub const MAX_BUDGET: u64 = 9_007_199_254_740_992;
 
 /// Parses a per-collection budget JSON object (`{"obstacles": 200, "*": 1000}`),
 /// for [`OpenOptions::collection_max_memories`]; `field` names it in errors.

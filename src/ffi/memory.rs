@@ -7,7 +7,7 @@ use std::ptr;
 
 use serde_json::Value;
 
-use super::arena::{owned, put, to_json, Arena};
+use super::arena::{owned, put, slice_ptr, to_json, Arena};
 use super::args::{expiry, opt_str, out_ptr, req_str, tag_list};
 use super::guard::{guard, guard_void, rm_status};
 use super::handle::{self, rm_db};
@@ -300,6 +300,10 @@ pub struct rm_learn_result {
     /// Whether the memory got its vector (false without a usable model, and for
     /// duplicates; rm_reembed() embeds it later).
     pub has_embedding: bool,
+    /// Memories hard-deleted to keep the memory budget (rm_open_options.max_memories,
+    /// max_memories_json), in eviction order; NULL and 0 when none were.
+    pub evicted_ids: *const i64,
+    pub evicted_count: usize,
 }
 
 owned!(LearnBox, rm_learn_result, LearnOutcome, {});
@@ -327,6 +331,8 @@ pub(crate) fn learn_public(o: &LearnOutcome, arena: &mut Arena) -> rm_learn_resu
         scope_files,
         scope_file_count,
         has_embedding: o.has_embedding,
+        evicted_ids: slice_ptr(&o.evicted),
+        evicted_count: o.evicted.len(),
     }
 }
 
