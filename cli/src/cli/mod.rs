@@ -69,7 +69,7 @@ enum Command {
     /// Set when a memory expires (--ttl SECONDS or --expires-at TIME; neither: never).
     Expire(request::SetExpiry),
     /// Hard-delete what was forgotten, superseded or expired at least --older-than ago, and give the space back.
-    Purge(retention::PurgeArgs),
+    Purge(request::Purge),
     /// Start or end a session (an episode).
     Session {
         #[command(subcommand)]
