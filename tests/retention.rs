@@ -268,3 +268,72 @@ fn a_new_file_returns_freed_pages_and_the_budget_is_off_by_default() {
     let o = db.options();
     assert_eq!((o.max_memories, o.collection_max_memories.len(), o.evict_protected), (0, 0, false));
 }
+
+/// Costs for the README (run with --ignored --nocapture): a learn with and
+/// without a full budget, and a purge of 5,000 forgotten memories with the
+/// slowest recall another thread saw meanwhile.
+#[test]
+#[ignore]
+fn measure_budget_and_purge_costs() {
+    for n in [1_000u64, 20_000] {
+        let d = scratch::Scratch::new("retention-measure");
+        let db = open_with(&d.db(), |o| o.max_memories = n);
+        let reqs: Vec<String> = (0..n).map(|i| format!("conveyor {i} stopped for {} seconds", i % 977)).collect();
+        for chunk in reqs.chunks(1000) {
+            let r: Vec<LearnRequest> =
+                chunk.iter().map(|t| LearnRequest { insight: t, ..Default::default() }).collect();
+            db.learn_batch(&r).unwrap();
+        }
+        let time = |db: &Db, tag: &str| {
+            let t = std::time::Instant::now();
+            for i in 0..200 {
+                learn(db, &format!("forklift {tag} {i} waited {} seconds", i % 13));
+            }
+            t.elapsed().as_secs_f64() * 1000.0 / 200.0
+        };
+        let full = time(&db, "full");
+        drop(db);
+        let db = open_with(&d.db(), |_| {});
+        let free = time(&db, "free");
+        eprintln!("{n} memories: learn {full:.3} ms at the budget (one eviction each), {free:.3} ms without a budget");
+    }
+    let d = scratch::Scratch::new("retention-measure-purge");
+    let db = open_with(&d.db(), |_| {});
+    let texts: Vec<String> = (0..10_000).map(|i| format!("gripper {i} slipped after {} cycles", i % 991)).collect();
+    for chunk in texts.chunks(1000) {
+        let r: Vec<LearnRequest> = chunk.iter().map(|t| LearnRequest { insight: t, ..Default::default() }).collect();
+        for o in db.learn_batch(&r).unwrap().iter().step_by(2) {
+            db.forget(o.memory_id, "stale").unwrap();
+        }
+    }
+    recall_ids(&db, "gripper slipped");
+    let (t, mut quiet) = (std::time::Instant::now(), std::time::Duration::ZERO);
+    while t.elapsed() < std::time::Duration::from_millis(600) {
+        let t = std::time::Instant::now();
+        recall_ids(&db, "gripper slipped cycles");
+        quiet = quiet.max(t.elapsed());
+    }
+    eprintln!("slowest recall without a purge: {quiet:?}");
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let (out, slowest, took) = std::thread::scope(|s| {
+        let recalls = s.spawn(|| {
+            let mut slowest = std::time::Duration::ZERO;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let t = std::time::Instant::now();
+                recall_ids(&db, "gripper slipped cycles");
+                slowest = slowest.max(t.elapsed());
+            }
+            slowest
+        });
+        let t = std::time::Instant::now();
+        let out = db.purge(0.0).unwrap();
+        let took = t.elapsed();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        (out, recalls.join().unwrap(), took)
+    });
+    eprintln!(
+        "purge of {} in {} batches: {took:?}, slowest concurrent recall {slowest:?}, {out:?}",
+        out.purged, out.batches
+    );
+    assert_index_consistent(&db);
+}

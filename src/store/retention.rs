@@ -40,25 +40,40 @@ pub(crate) fn count(conn: &Connection, collection: Option<&str>) -> Result<u64> 
 /// the memory was last recalled, or learned). Ties: oldest id first. Protected
 /// categories (constraint, gotcha, postmortem) only with `protected`.
 pub(crate) fn victims(conn: &Connection, collection: Option<&str>, n: u64, protected: bool) -> Result<Vec<i64>> {
-    let sql = format!(
-        "SELECT id FROM memories
-         WHERE (?1 IS NULL OR collection = ?1)
-           AND (?2 OR category NOT IN ('constraint', 'gotcha', 'postmortem'))
-         ORDER BY
-           CASE WHEN expires_at IS NOT NULL AND expires_at <= {NOW} THEN 0
-                WHEN status != 'active' THEN 1 ELSE 2 END,
-           CASE WHEN expires_at IS NOT NULL AND expires_at <= {NOW} THEN expires_at
-                WHEN status != 'active' THEN coalesce(invalidated_at, updated_at) END,
-           CASE WHEN status = 'active' THEN confidence * (1 + access_count)
-                / (1 + max(0, julianday({NOW}) - julianday(coalesce(last_accessed, created_at)))) END,
-           id
-         LIMIT ?3"
-    );
-    let rows = conn
-        .prepare_cached(&sql)?
-        .query_map(params![collection, protected, n as i64], |r| r.get(0))?
-        .collect::<rusqlite::Result<Vec<i64>>>()?;
-    Ok(rows)
+    // One tier at a time, each its own query: the cheap ones (the expiry index, a
+    // scan without sorting) usually find enough, and the value of every active
+    // memory is computed only when they do not.
+    let tiers = [
+        format!("expires_at IS NOT NULL AND expires_at <= {NOW} ORDER BY expires_at, id"),
+        format!(
+            "status != 'active' AND (expires_at IS NULL OR expires_at > {NOW})
+             ORDER BY coalesce(invalidated_at, updated_at), id"
+        ),
+        format!(
+            "status = 'active' AND (expires_at IS NULL OR expires_at > {NOW})
+             ORDER BY confidence * (1 + access_count)
+                      / (1 + max(0, julianday({NOW}) - julianday(coalesce(last_accessed, created_at)))), id"
+        ),
+    ];
+    let mut out = Vec::new();
+    for tier in tiers {
+        let left = n - out.len() as u64;
+        if left == 0 {
+            break;
+        }
+        let sql = format!(
+            "SELECT id FROM memories
+             WHERE (?1 IS NULL OR collection = ?1)
+               AND (?2 OR category NOT IN ('constraint', 'gotcha', 'postmortem')) AND {tier}
+             LIMIT ?3"
+        );
+        let ids = conn
+            .prepare_cached(&sql)?
+            .query_map(params![collection, protected, left as i64], |r| r.get(0))?
+            .collect::<rusqlite::Result<Vec<i64>>>()?;
+        out.extend(ids);
+    }
+    Ok(out)
 }
 
 /// Up to `limit` memories a purge removes: forgotten or superseded at least
