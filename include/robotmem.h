@@ -890,8 +890,11 @@ rm_status rm_learn_options_init(struct rm_learn_options *opts);
 // Errors: RM_INVALID_ARGUMENT (NULL/blank/oversize insight, invalid UTF-8, context
 // that starts like JSON but does not parse, context > 64 KiB, bad tags), RM_NOT_FOUND
 // (unknown session_id), RM_INVALID_STATE (the session has ended and the insight is
-// not a duplicate: a duplicate is reported as such, nothing is written), RM_CLOSED,
-// RM_BUSY, RM_FULL, RM_IO.
+// not a duplicate: a duplicate is reported as such, nothing is written),
+// RM_OVER_BUDGET (a memory budget of the open options only protected memories
+// could make room in; nothing is written), RM_READ_ONLY, RM_CLOSED, RM_BUSY,
+// RM_FULL, RM_IO. Under a budget, the memories evicted to make room are in
+// the result's evicted_ids (hard-deleted in the same transaction).
 // Ownership: free *out with rm_learn_result_free(). Thread-safe; writes of several
 // threads at once share one commit (each still returns only once it is durable).
 rm_status rm_learn(struct rm_db *db,
@@ -990,7 +993,7 @@ rm_status rm_perception_options_init(struct rm_perception_options *opts);
 // Errors: RM_INVALID_ARGUMENT (short/blank/oversize description, unknown
 // perception type, data NULL with data_len > 0, data > 4 MiB, metadata not JSON),
 // RM_NOT_FOUND (unknown session_id), RM_INVALID_STATE (the session has ended),
-// RM_CLOSED, RM_BUSY, RM_FULL, RM_IO.
+// RM_OVER_BUDGET (as rm_learn()), RM_CLOSED, RM_BUSY, RM_FULL, RM_IO.
 // Ownership: free *out with rm_perception_result_free(); `out` may be NULL.
 // Thread-safe.
 rm_status rm_save_perception(struct rm_db *db,

@@ -68,7 +68,7 @@ pub unsafe extern "C" fn rm_perception_options_init(opts: *mut rm_perception_opt
 /// Errors: RM_INVALID_ARGUMENT (short/blank/oversize description, unknown
 /// perception type, data NULL with data_len > 0, data > 4 MiB, metadata not JSON),
 /// RM_NOT_FOUND (unknown session_id), RM_INVALID_STATE (the session has ended),
-/// RM_CLOSED, RM_BUSY, RM_FULL, RM_IO.
+/// RM_OVER_BUDGET (as rm_learn()), RM_CLOSED, RM_BUSY, RM_FULL, RM_IO.
 /// Ownership: free *out with rm_perception_result_free(); `out` may be NULL.
 /// Thread-safe.
 #[no_mangle]
