@@ -337,3 +337,40 @@ fn measure_budget_and_purge_costs() {
     );
     assert_index_consistent(&db);
 }
+
+#[test]
+fn a_file_from_before_retention_is_upgraded_and_purged_without_shrinking() {
+    let d = scratch::Scratch::new("retention-old-file");
+    let gone = {
+        let db = open_with(&d.db(), |_| {});
+        let id = learn(&db, "dock 1 is free at 9").memory_id;
+        learn(&db, "dock 2 is free at 10");
+        db.forget(id, "stale").unwrap();
+        id
+    };
+    // As 0.5 before schema 8 left it: no removals table, and (as every file made
+    // before 0.5) auto_vacuum NONE.
+    let c = rusqlite::Connection::open(d.db()).unwrap();
+    c.execute_batch("PRAGMA auto_vacuum = NONE; VACUUM; DROP TABLE memory_removals; PRAGMA user_version = 7;").unwrap();
+    assert_eq!(c.query_row("PRAGMA auto_vacuum", [], |r| r.get::<_, i64>(0)).unwrap(), 0);
+    drop(c);
+    let db = open_with(&d.db(), |o| o.max_memories = 2);
+    recall_ids(&db, "dock free");
+    let out = db.purge(0.0).unwrap();
+    assert_eq!((out.purged, out.reclaimed_bytes), (1, 0), "{out:?}");
+    assert_eq!(db.get(gone).unwrap_err().status, Status::NotFound);
+    let n = learn(&db, "dock 3 is free at 11");
+    assert!(n.evicted.is_empty(), "two stored now");
+    assert_eq!(learn(&db, "dock 4 is free at 12").evicted.len(), 1);
+    assert_index_consistent(&db);
+    drop(db);
+    let c = rusqlite::Connection::open(d.db()).unwrap();
+    let (v, av): (i64, i64) = c
+        .query_row(
+            "SELECT (SELECT user_version FROM pragma_user_version()), (SELECT auto_vacuum FROM pragma_auto_vacuum())",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((v, av), (8, 0), "upgraded to schema 8, auto_vacuum left as it was");
+}

@@ -3,10 +3,10 @@
 //! same file, and a stored vector snapshot older than the removals), and a hybrid
 //! recall never returns a removed memory.
 
-#[path = "common/scratch.rs"]
-mod scratch;
 #[path = "model/mod.rs"]
 mod model;
+#[path = "common/scratch.rs"]
+mod scratch;
 
 use robotmem::*;
 
