@@ -61,7 +61,8 @@ pub struct OpenOptions {
     pub preload: bool,
     /// Largest database file, in bytes (`None`: no limit but the disk). A write that
     /// would grow the file past it fails with [`crate::Status::Full`] and changes
-    /// nothing; the database stays usable. Default `None`.
+    /// nothing; the database stays usable. A ceiling, not an eviction budget
+    /// (that is `max_memories`); `Db::purge` gives space back. Default `None`.
     pub max_db_bytes: Option<u64>,
     /// Run SQLite's `quick_check` during open (reads the whole file, ~10 ms per
     /// 10k memories, with the frames of its `-wal`) and refuse a damaged file with

@@ -266,7 +266,7 @@ pub struct Changed {
     pub has_vector: bool,
 }
 
-/// Memories changed after `rev`, in rev order.
+/// Memories changed or removed (see `store::retention`) after `rev`, in rev order.
 pub fn changed_since(conn: &Connection, rev: i64, up_to: i64) -> Result<Vec<Changed>> {
     let mut st = conn.prepare_cached(
         "SELECT id, rev, collection, status = 'active' AND embedded = 1 FROM memories
