@@ -132,10 +132,14 @@ fn ten_days_at_2000_learns_a_day_stay_within_1000_and_keep_every_constraint() {
     assert!(evictions.len() == 3 && purged > 0, "every tier evicted, and purged: {evictions:?}, {purged}");
     let kept = stored.values().filter(|k| **k == Kind::Constraint).count();
     assert_eq!(kept, constraints, "every constraint kept");
+    drop(db);
+    let c = rusqlite::Connection::open(d.db()).unwrap();
+    let records: i64 = c.query_row("SELECT count(*) FROM memory_removals", [], |r| r.get(0)).unwrap();
+    assert!(records < removed.len() as i64 / 4, "the removal records are pruned: {records} of {}", removed.len());
     let file = std::fs::metadata(d.db()).unwrap().len();
     eprintln!(
-        "soak: {} learns, evicted {evictions:?}, purged {purged}, {} removed in all, {kept} constraints kept, slowest learn {:?}, \
-         {:.1} s, file {file} bytes",
+        "soak: {} learns, evicted {evictions:?}, purged {purged}, {} removed in all ({records} records kept), \
+         {kept} constraints kept, slowest learn {:?}, {:.1} s, file {file} bytes",
         DAYS * PER_DAY,
         removed.len(),
         slowest,

@@ -63,7 +63,8 @@ impl Db {
     /// per transaction, when the file was made with `auto_vacuum = INCREMENTAL`
     /// (every file robotmem 0.5 creates; an older file keeps them for reuse). When
     /// every memory of the file is to go, the newest stays for a later purge
-    /// (see `store::retention::keeper`).
+    /// (see `store::retention::keeper`). It also drops the records of removals
+    /// that every stored index copy reflects (`store::retention::prune_removals`).
     pub fn purge(&self, older_than_seconds: f64) -> Result<PurgeOutcome> {
         if !(older_than_seconds.is_finite() && (0.0..=limits::MAX_TTL_SECONDS).contains(&older_than_seconds)) {
             return Err(Error::invalid(format!(
@@ -90,6 +91,7 @@ impl Db {
                 break;
             }
         }
+        self.write(retention::prune_removals)?;
         let page_size: u64 =
             self.store.read(|c| Ok(c.query_row("PRAGMA page_size", [], |r| r.get::<_, i64>(0))?))? as u64;
         while self.store.read(retention::incremental)? {

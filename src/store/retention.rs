@@ -7,6 +7,7 @@
 //! [`NEXT_REV`] counts those revs too, so a rev is never given twice, and every
 //! removal leaves a memory whose rev is at least the removal's, so the head an
 //! index compares with (`max(rev)` of `memories`) covers it (see [`remove`]).
+//! A purge drops the records every stored index copy reflects ([`prune_removals`]).
 
 use rusqlite::{params, Connection, OptionalExtension};
 
@@ -149,6 +150,20 @@ pub(crate) fn remove(conn: &Connection, ids: &[i64], keeper: Option<i64>) -> Res
         conn.prepare_cached("UPDATE memories SET rev = ?2 WHERE id = ?1")?.execute(params![k, rev])?;
     }
     Ok(())
+}
+
+/// Drops the records of removals every index copy stored in the file already
+/// reflects (`rev` at or below the oldest copy's): an index loaded from a copy
+/// reads only the records after it, one built from the rows needs none. Nothing
+/// while no copy is stored. A handle of another process whose index is older than
+/// every copy then keeps the removed ids in its index: recall still never returns
+/// them (each candidate is read from its row, which is gone), they only take a
+/// place in its ranking until that handle is reopened. Returns the records dropped.
+pub(crate) fn prune_removals(conn: &Connection) -> Result<u64> {
+    let n = conn
+        .prepare_cached("DELETE FROM memory_removals WHERE rev <= (SELECT min(rev) FROM index_snapshots)")?
+        .execute([])?;
+    Ok(n as u64)
 }
 
 /// Returns up to `pages` free pages to the file system (a file made with
