@@ -265,7 +265,7 @@ function purgePanel() {
       if (!days.value.trim() || !(d >= 0)) return fail("give the age in days (0 or more)");
       try {
         const r = await api("/api/purge", { method: "POST", body: { older_than_seconds: d * 86400 } });
-        done.textContent = `purged ${r.purged} memories; ${(r.reclaimed_bytes / 1048576).toFixed(1)} MiB given back`;
+        done.textContent = `purged ${r.purged} ${r.purged === 1 ? "memory" : "memories"}; ${(r.reclaimed_bytes / 1048576).toFixed(1)} MiB given back`;
       } catch (e) { fail(e); } } } }, "Purge"), done);
 }
 function outcomeRows(rows, id) {
