@@ -366,7 +366,7 @@ fn a_version_2_database_is_migrated_with_its_memories() {
              DROP INDEX idx_mem_global;
              ALTER TABLE memories DROP COLUMN global_id; ALTER TABLE memories DROP COLUMN origin;
              ALTER TABLE memories DROP COLUMN writer; ALTER TABLE memories DROP COLUMN version;
-             DROP TABLE index_snapshots; DROP TABLE memory_removals;
+             DROP TABLE index_snapshots; DROP TABLE memory_removals; DROP INDEX idx_mem_inactive;
              ALTER TABLE memories DROP COLUMN meta_hash;
              DROP INDEX idx_mem_expiry; ALTER TABLE memories DROP COLUMN expires_at;
              DROP INDEX idx_mem_active;

@@ -351,7 +351,7 @@ fn a_file_from_before_retention_is_upgraded_and_purged_without_shrinking() {
     // As 0.5 before schema 8 left it: no removals table, and (as every file made
     // before 0.5) auto_vacuum NONE.
     let c = rusqlite::Connection::open(d.db()).unwrap();
-    c.execute_batch("PRAGMA auto_vacuum = NONE; VACUUM; DROP TABLE memory_removals; PRAGMA user_version = 7;").unwrap();
+    c.execute_batch("PRAGMA auto_vacuum = NONE; VACUUM; DROP TABLE memory_removals; DROP INDEX idx_mem_inactive; PRAGMA user_version = 7;").unwrap();
     assert_eq!(c.query_row("PRAGMA auto_vacuum", [], |r| r.get::<_, i64>(0)).unwrap(), 0);
     drop(c);
     let db = open_with(&d.db(), |o| o.max_memories = 2);

@@ -280,13 +280,16 @@ END;
 /// Version 8: memories can be hard-deleted (budget eviction, purge: see
 /// `store::retention`). Each removal is kept as (memory id, `rev`), so the
 /// in-process indexes and their stored snapshots, which follow `memories` by
-/// `rev`, drop the memory too.
+/// `rev`, drop the memory too. The forgotten and superseded memories get an index
+/// of their own (eviction takes them before any active one; a learn or a recall
+/// never writes it).
 const V8: &str = r#"
 CREATE TABLE memory_removals (
     id   INTEGER PRIMARY KEY,
     rev  INTEGER NOT NULL
 );
 CREATE INDEX idx_removals_rev ON memory_removals(rev);
+CREATE INDEX idx_mem_inactive ON memories(collection) WHERE status != 'active';
 "#;
 
 /// Computes `meta_hash` of every memory that has none (schema 6). The sync
