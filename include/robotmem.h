@@ -36,9 +36,9 @@
 #include <stdint.h>
 
 #define RM_VERSION_MAJOR 0
-#define RM_VERSION_MINOR 5
+#define RM_VERSION_MINOR 6
 #define RM_VERSION_PATCH 0
-#define RM_VERSION_STRING "0.5.0"
+#define RM_VERSION_STRING "0.6.0"
 
 
 // Confidence of a new perception (spec 000: the column default 0.9). Sensor data
@@ -95,6 +95,9 @@
 // Largest `busy_timeout_ms` (SQLite takes the timeout as a C `int`).
 #define RM_MAX_BUSY_TIMEOUT_MS (uint32_t)INT32_MAX
 
+// Largest memory budget (2^53: exact in JSON and in a double).
+#define RM_MAX_BUDGET 9007199254740992
+
 // Status code returned by every fallible function. `RM_OK` is 0; every other
 // value is an error whose message `rm_last_error()` returns.
 enum rm_status
@@ -132,10 +135,14 @@ enum rm_status
   RM_INTERNAL = 13,
   // A panic was caught inside the library (a bug); the handle remains usable.
   RM_PANIC = 14,
+  // The write would pass a memory budget (rm_open_options.max_memories or
+  // max_memories_json) and only protected memories (constraint, gotcha,
+  // postmortem) could be evicted to make room; nothing was written.
+  RM_OVER_BUDGET = 15,
   // The file is encrypted and the key is missing or wrong, or a key was given
   // for a plain file (or the build has no encryption: RM_INVALID_ARGUMENT then).
   // The file was not modified.
-  RM_KEY = 15,
+  RM_KEY = 16,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -399,6 +406,20 @@ typedef struct rm_open_options {
   // ttl_seconds / expires_at: a JSON object {"obstacles": 600, "*": 86400}
   // ("*": every collection not named). NULL: none expire unless asked.
   const char *default_ttl_json;
+  // Most memories the file holds, whatever their status, 0 to RM_MAX_BUDGET (2^53); 0: no limit.
+  // A write that would pass it first hard-deletes (evicts) other memories in its
+  // own transaction, in this order: expired, then forgotten or superseded, then
+  // the active ones of lowest confidence x recency x (1 + access count); never
+  // the protected categories (constraint, gotcha, postmortem) unless
+  // evict_protected. The result lists them (evicted_ids). When only protected
+  // memories could make room the write returns RM_OVER_BUDGET and changes
+  // nothing. Default 0.
+  uint64_t max_memories;
+  // The same per collection: a JSON object {"obstacles": 200, "*": 1000} of
+  // whole numbers 1 to 2^53 ("*": each collection not named). NULL: none.
+  const char *max_memories_json;
+  // Let eviction remove protected memories too (lowest value first). Default false.
+  bool evict_protected;
   // Encryption key of the file, `key_len` bytes (32: a 256-bit key), for a
   // library built with encryption (CMake -DROBOTMEM_ENCRYPTION=ON; see
   // rm_encryption_available()); another build returns RM_INVALID_ARGUMENT. A new
@@ -496,6 +517,10 @@ typedef struct rm_learn_result {
   // Whether the memory got its vector (false without a usable model, and for
   // duplicates; rm_reembed() embeds it later).
   bool has_embedding;
+  // Memories hard-deleted to keep the memory budget (rm_open_options.max_memories,
+  // max_memories_json), in eviction order; NULL and 0 when none were.
+  const int64_t *evicted_ids;
+  size_t evicted_count;
 } rm_learn_result;
 
 // Result of rm_learn_batch(). Free with rm_learn_batch_result_free().
@@ -608,6 +633,9 @@ typedef struct rm_perception_result {
   const char *collection;
   // Whether an embedding was stored with it.
   bool has_embedding;
+  // Memories evicted to keep the memory budget, as for rm_learn_result.
+  const int64_t *evicted_ids;
+  size_t evicted_count;
 } rm_perception_result;
 
 // Optional parameters of rm_recall(). Initialise with rm_recall_options_init().
@@ -682,6 +710,19 @@ typedef struct rm_recall_result {
   // Time spent in the search, in milliseconds.
   double query_ms;
 } rm_recall_result;
+
+// Output of rm_purge() (a plain struct the caller owns).
+typedef struct rm_purge_result {
+  // Memories hard-deleted.
+  uint64_t purged;
+  // Write transactions it took (each removes at most 100 memories).
+  uint64_t batches;
+  // Bytes of free pages given back to the file system (0 for a file created
+  // before robotmem 0.6: it keeps them for its own reuse).
+  uint64_t reclaimed_bytes;
+  // The file's live pages after, in bytes ((page count - free pages) x page size).
+  uint64_t live_bytes;
+} rm_purge_result;
 
 // Result of rm_start_session(). Free with rm_session_free().
 typedef struct rm_session {
@@ -885,8 +926,11 @@ rm_status rm_learn_options_init(struct rm_learn_options *opts);
 // Errors: RM_INVALID_ARGUMENT (NULL/blank/oversize insight, invalid UTF-8, context
 // that starts like JSON but does not parse, context > 64 KiB, bad tags), RM_NOT_FOUND
 // (unknown session_id), RM_INVALID_STATE (the session has ended and the insight is
-// not a duplicate: a duplicate is reported as such, nothing is written), RM_CLOSED,
-// RM_BUSY, RM_FULL, RM_IO.
+// not a duplicate: a duplicate is reported as such, nothing is written),
+// RM_OVER_BUDGET (a memory budget of the open options only protected memories
+// could make room in; nothing is written), RM_READ_ONLY, RM_CLOSED, RM_BUSY,
+// RM_FULL, RM_IO. Under a budget, the memories evicted to make room are in
+// the result's evicted_ids (hard-deleted in the same transaction).
 // Ownership: free *out with rm_learn_result_free(). Thread-safe; writes of several
 // threads at once share one commit (each still returns only once it is durable).
 rm_status rm_learn(struct rm_db *db,
@@ -985,7 +1029,7 @@ rm_status rm_perception_options_init(struct rm_perception_options *opts);
 // Errors: RM_INVALID_ARGUMENT (short/blank/oversize description, unknown
 // perception type, data NULL with data_len > 0, data > 4 MiB, metadata not JSON),
 // RM_NOT_FOUND (unknown session_id), RM_INVALID_STATE (the session has ended),
-// RM_CLOSED, RM_BUSY, RM_FULL, RM_IO.
+// RM_OVER_BUDGET (as rm_learn()), RM_CLOSED, RM_BUSY, RM_FULL, RM_IO.
 // Ownership: free *out with rm_perception_result_free(); `out` may be NULL.
 // Thread-safe.
 rm_status rm_save_perception(struct rm_db *db,
@@ -1037,6 +1081,24 @@ void rm_recall_result_free(struct rm_recall_result *r);
 // when known, "_lexical", "_cosine", "_distance"). Free *out_json with rm_string_free().
 rm_status rm_recall_result_json(const struct rm_recall_result *r,
                                 char **out_json);
+
+// Hard-deletes the memories forgotten or superseded at least
+// `older_than_seconds` ago and those whose expiry passed at least that long ago
+// (0: all of them now; any category: they already left recall), with their
+// tags and vectors, then gives the freed pages back to the file system. Works
+// in write transactions of at most 100 memories (and 1 MiB of pages) each, so
+// other threads' writes wait a few ms at most and recall never waits; the
+// in-process indexes of every handle, and the index copies stored in the file,
+// drop the removed memories. When every memory of the file is to go, the
+// newest stays for a later purge. Removals are local: the fleet is not told
+// (docs/FLEET.md). `out` may be NULL.
+//
+// Errors: RM_INVALID_ARGUMENT (older_than_seconds negative, not finite or over
+// 100 years), RM_READ_ONLY, RM_CLOSED, RM_BUSY, RM_FULL, RM_IO. A failure after
+// some batches leaves those removed. Thread-safe.
+rm_status rm_purge(struct rm_db *db,
+                   double older_than_seconds,
+                   struct rm_purge_result *out);
 
 // Begins an episode in `collection` (NULL: default) with an optional context
 // JSON (robot, environment, task; at most 64 KiB).

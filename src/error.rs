@@ -41,14 +41,17 @@ pub enum Status {
     Internal = 13,
     /// A panic was caught at the API boundary (a bug); the handle stays usable.
     Panic = 14,
+    /// The write would pass a memory budget (`max_memories`, per database or per
+    /// collection) and only protected memories could make room: nothing changed.
+    OverBudget = 15,
     /// The file is encrypted and the key is missing or wrong, or a key was
     /// given for a plain file; the file was not modified.
-    Key = 15,
+    Key = 16,
 }
 
 impl Status {
     /// Every status, in numeric order (the index is the value).
-    pub const ALL: [Status; 16] = [
+    pub const ALL: [Status; 17] = [
         Status::Ok,
         Status::InvalidArgument,
         Status::NotFound,
@@ -64,6 +67,7 @@ impl Status {
         Status::ReadOnly,
         Status::Internal,
         Status::Panic,
+        Status::OverBudget,
         Status::Key,
     ];
 
@@ -90,6 +94,7 @@ impl Status {
             Status::ReadOnly => c"RM_READ_ONLY",
             Status::Internal => c"RM_INTERNAL",
             Status::Panic => c"RM_PANIC",
+            Status::OverBudget => c"RM_OVER_BUDGET",
             Status::Key => c"RM_KEY",
         }
     }
@@ -111,7 +116,7 @@ mod tests {
             assert_eq!(Status::from_code(i as i32), Some(*s));
         }
         assert_eq!(Status::from_code(-1), None);
-        assert_eq!(Status::from_code(16), None);
+        assert_eq!(Status::from_code(17), None);
     }
 }
 

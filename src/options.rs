@@ -62,7 +62,8 @@ pub struct OpenOptions {
     pub preload: bool,
     /// Largest database file, in bytes (`None`: no limit but the disk). A write that
     /// would grow the file past it fails with [`crate::Status::Full`] and changes
-    /// nothing; the database stays usable. Default `None`.
+    /// nothing; the database stays usable. A ceiling, not an eviction budget
+    /// (that is `max_memories`); `Db::purge` gives space back. Default `None`.
     pub max_db_bytes: Option<u64>,
     /// Run SQLite's `quick_check` during open (reads the whole file, ~10 ms per
     /// 10k memories, with the frames of its `-wal`) and refuse a damaged file with
@@ -113,6 +114,22 @@ pub struct OpenOptions {
     /// name → seconds (> 0, at most 100 years); the key `"*"` applies to every
     /// collection not named. Empty (the default): no memory expires unless asked.
     pub default_ttl: std::collections::BTreeMap<String, f64>,
+    /// Most memories the file holds, whatever their status (forgotten and expired
+    /// ones take space too), at most [`MAX_BUDGET`]; 0: no limit. A learn or
+    /// perception that would pass it first hard-deletes (evicts) others in the
+    /// order of `store::retention::victims` (expired, then forgotten or superseded,
+    /// then the active ones of lowest confidence × recency × access), in its own
+    /// transaction, and reports their ids; see README "Retention". Default 0.
+    pub max_memories: u64,
+    /// The same per collection: collection name → most memories (1 to
+    /// [`MAX_BUDGET`]); the key `"*"` applies to each collection not named.
+    /// Empty (the default): no collection limit.
+    pub collection_max_memories: std::collections::BTreeMap<String, u64>,
+    /// Let eviction remove memories of the protected categories (constraint,
+    /// gotcha, postmortem). Default false: they are never evicted, and a write
+    /// whose budget only they could make room for fails with
+    /// [`crate::Status::OverBudget`].
+    pub evict_protected: bool,
     /// Encryption key of the file (builds with the `encryption` feature; another
     /// build refuses a key with [`crate::Status::InvalidArgument`]): a new file is
     /// created encrypted, an existing one must have been made with this key, else
@@ -122,6 +139,17 @@ pub struct OpenOptions {
     /// A file holding the key ([`Key::from_file`]: 32 bytes or 64 hex digits,
     /// readable by its owner only). Default none.
     pub key_file: Option<PathBuf>,
+}
+
+/// Largest memory budget (2^53: exact in JSON and in a double).
+pub const MAX_BUDGET: u64 = 9_007_199_254_740_992;
+
+/// Parses a per-collection budget JSON object (`{"obstacles": 200, "*": 1000}`),
+/// for [`OpenOptions::collection_max_memories`]; `field` names it in errors.
+pub fn parse_collection_budgets(field: &str, json: &str) -> Result<std::collections::BTreeMap<String, u64>> {
+    serde_json::from_str(json).map_err(|e| {
+        Error::invalid(format!("{field} must be a JSON object of collection name -> whole number of memories: {e}"))
+    })
 }
 
 impl Default for OpenOptions {
@@ -145,6 +173,9 @@ impl Default for OpenOptions {
             cosine_dedup: 0.85,
             read_only: false,
             default_ttl: Default::default(),
+            max_memories: 0,
+            collection_max_memories: Default::default(),
+            evict_protected: false,
             key: None,
             key_file: None,
         }
@@ -188,6 +219,11 @@ impl OpenOptions {
         self.default_ttl.get(collection).or_else(|| self.default_ttl.get("*")).copied()
     }
 
+    /// The memory budget of `collection` (see `collection_max_memories`), if any.
+    pub fn budget_for(&self, collection: &str) -> Option<u64> {
+        self.collection_max_memories.get(collection).or_else(|| self.collection_max_memories.get("*")).copied()
+    }
+
     /// Checks every field; the error names the field, its value and the range.
     pub fn validate(&self) -> Result<()> {
         if self.busy_timeout_ms > MAX_BUSY_TIMEOUT_MS {
@@ -221,6 +257,24 @@ impl OpenOptions {
                 return Err(Error::invalid(format!(
                     "default_ttl[{c:?}] must be a number of seconds > 0 and at most 100 years (got {})",
                     limits::show_f64(s)
+                )));
+            }
+        }
+        if self.max_memories > MAX_BUDGET {
+            return Err(Error::invalid(format!(
+                "max_memories {} is out of range 0-{MAX_BUDGET} (0: no limit)",
+                self.max_memories
+            )));
+        }
+        for (c, &n) in &self.collection_max_memories {
+            if !(1..=MAX_BUDGET).contains(&n) {
+                return Err(Error::invalid(format!(
+                    "collection_max_memories[{c:?}] {n} is out of range 1-{MAX_BUDGET}"
+                )));
+            }
+            if c != "*" && (c.trim() != c || limits::collection(Some(c), "").is_err() || c.is_empty()) {
+                return Err(Error::invalid(format!(
+                    "collection_max_memories: {c:?} is not a collection name (or \"*\" for every other collection)"
                 )));
             }
         }

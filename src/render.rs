@@ -132,6 +132,7 @@ pub fn learn(o: &LearnOutcome) -> Value {
             "has_embedding": o.has_embedding,
         }),
     }
+    .with_evicted(&o.evicted)
 }
 
 pub fn perception(o: &PerceptionOutcome) -> Value {
@@ -145,6 +146,32 @@ pub fn perception(o: &PerceptionOutcome) -> Value {
             "has_embedding": o.has_embedding,
         }),
     }
+    .with_evicted(&o.evicted)
+}
+
+/// Adds `"evicted": [ids]` to a write's rendering when the memory budget made
+/// it evict (absent: nothing was evicted).
+trait WithEvicted {
+    fn with_evicted(self, ids: &[i64]) -> Value;
+}
+
+impl WithEvicted for Value {
+    fn with_evicted(mut self, ids: &[i64]) -> Value {
+        if let (false, Some(o)) = (ids.is_empty(), self.as_object_mut()) {
+            o.insert("evicted".into(), json!(ids));
+        }
+        self
+    }
+}
+
+pub fn purge(o: &PurgeOutcome) -> Value {
+    json!({
+        "status": "purged",
+        "purged": o.purged,
+        "batches": o.batches,
+        "reclaimed_bytes": o.reclaimed_bytes,
+        "live_bytes": o.live_bytes,
+    })
 }
 
 pub fn forget(o: &ForgetOutcome) -> Value {

@@ -178,6 +178,9 @@ pub struct LearnOutcome {
     /// Whether the memory got its vector now (false without a usable model, or
     /// for a duplicate; `Db::reembed` embeds it later).
     pub has_embedding: bool,
+    /// Memories hard-deleted to keep the memory budget (`OpenOptions::max_memories`,
+    /// `collection_max_memories`), in eviction order; empty almost always.
+    pub evicted: Vec<i64>,
 }
 
 /// Parameters of [`crate::Db::save_perception`].
@@ -208,6 +211,22 @@ pub struct PerceptionOutcome {
     pub perception_type: PerceptionType,
     pub collection: String,
     pub has_embedding: bool,
+    /// Memories evicted to keep the memory budget, as for a learn.
+    pub evicted: Vec<i64>,
+}
+
+/// What [`crate::Db::purge`] did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PurgeOutcome {
+    /// Memories hard-deleted (expired, forgotten or superseded long enough ago).
+    pub purged: u64,
+    /// Transactions it took (each at most 100 memories).
+    pub batches: u64,
+    /// Bytes of pages given back to the file system (0 for a file made before
+    /// robotmem 0.6, which keeps freed pages for its own reuse).
+    pub reclaimed_bytes: u64,
+    /// The file's live pages (page count − free pages) × page size, after.
+    pub live_bytes: u64,
 }
 
 /// Parameters of [`crate::Db::recall`].

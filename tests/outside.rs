@@ -352,7 +352,7 @@ fn the_default_directory_is_made_private_again() {
 #[test]
 fn a_version_2_database_is_migrated_with_its_memories() {
     // (to version 3, then 4: the index snapshots table, 5: the fleet replication log, 6: the texts' checksum,
-    // 7: expiry)
+    // 7: expiry, 8: the record of removed memories)
     let dir = temp();
     let path = dir.path().join("m.db");
     let id = learn(&open(&path), "the spare gripper is in the left drawer").memory_id;
@@ -366,7 +366,7 @@ fn a_version_2_database_is_migrated_with_its_memories() {
              DROP INDEX idx_mem_global;
              ALTER TABLE memories DROP COLUMN global_id; ALTER TABLE memories DROP COLUMN origin;
              ALTER TABLE memories DROP COLUMN writer; ALTER TABLE memories DROP COLUMN version;
-             DROP TABLE index_snapshots;
+             DROP TABLE index_snapshots; DROP TABLE memory_removals; DROP INDEX idx_mem_inactive;
              ALTER TABLE memories DROP COLUMN meta_hash;
              DROP INDEX idx_mem_expiry; ALTER TABLE memories DROP COLUMN expires_at;
              DROP INDEX idx_mem_active;

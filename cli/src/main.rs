@@ -10,7 +10,7 @@
 //! Exit codes: 0 success; 2 a usage error (clap); 10 + the library status for a
 //! failed call (11 invalid argument, 12 not found, 13 duplicate, 14 busy, 15 I/O,
 //! 16 corrupt, 17 embedding unavailable, 18 full, 19 invalid state, 20 schema
-//! too new, 22 read-only, 23 internal); 70 an internal error of the command
+//! too new, 22 read-only, 23 internal, 25 over budget); 70 an internal error of the command
 //! itself. Messages name the field at fault; no panic message or backtrace is
 //! ever printed.
 

@@ -319,3 +319,37 @@ fn flip_text(db: &Path, id: i64) {
     let c = rusqlite::Connection::open(db).unwrap();
     c.execute("UPDATE memories SET content = 'lidar gets confused by glass wallz' WHERE id = ?1", [id]).unwrap();
 }
+
+#[test]
+fn a_memory_budget_evicts_and_says_so_and_purge_removes_what_left_recall() {
+    let r = Run::new();
+    let budget = ["--max-memories", "2"];
+    let a = r.json(&[&budget[..], &["learn", "conveyor 1 stopped for 20 seconds at noon"]].concat());
+    let b = r.json(&[&budget[..], &["learn", "the arm must never enter zone 7 with people inside"]].concat());
+    assert!(a.get("evicted").is_none());
+    let c = r.json(&[&budget[..], &["learn", "conveyor 2 stopped for 30 seconds at noon"]].concat());
+    assert_eq!(c["evicted"], serde_json::json!([a["memory_id"]]));
+    let text = r.text(&[&budget[..], &["learn", "conveyor 3 stopped for 40 seconds at noon"]].concat());
+    assert!(text.contains(&format!("evicted to keep the memory budget: #{}", c["memory_id"])), "{text}");
+    // Only the constraint left to evict: over budget (exit 25), nothing written.
+    let e = r.fails(&["--max-memories", "1", "learn", "conveyor 4 stopped at noon"], 25);
+    assert_eq!(e["error"]["status"], "RM_OVER_BUDGET");
+    r.json(&["--max-memories-json", r#"{"default": 5}"#, "learn", "conveyor 5 stopped at noon"]);
+    for bad in [r#"{"default": -1}"#, r#"{"default": 0}"#, "[]", r#"{"default": "2"}"#] {
+        let e = r.fails(&["--max-memories-json", bad, "stats"], 11);
+        assert!(e["error"]["message"].as_str().unwrap().contains("memories"), "{bad}: {e}");
+    }
+    assert_eq!(r.json(&["get", &b["memory_id"].to_string()])["category"], "constraint");
+    // Purge: forgotten memories older than the age; a hostile age is a usage error.
+    let forgotten = r.json(&["learn", "dock 9 is free at 10"])["memory_id"].to_string();
+    r.json(&["forget", &forgotten, "--reason", "stale"]);
+    assert_eq!(r.json(&["purge", "--older-than", "7d"])["purged"], 0);
+    let p = r.json(&["purge", "--older-than", "0"]);
+    assert_eq!((p["status"].as_str(), p["purged"].as_u64()), (Some("purged"), Some(1)), "{p}");
+    r.fails(&["get", &forgotten], 12);
+    for bad in ["-1d", "1y", "NaN", "1e30w"] {
+        assert_eq!(r.raw(&["purge", "--older-than", bad]).status.code(), Some(2), "{bad}");
+    }
+    let o = r.raw(&["--read-only", "purge", "--older-than", "0"]);
+    assert_eq!(o.status.code(), Some(22), "{}", String::from_utf8_lossy(&o.stderr));
+}

@@ -1,7 +1,7 @@
 //! `--key-file` (ROBOTMEM_KEY_FILE) and `robotmem rekey`, run as processes. With
 //! the `encryption` feature: every command opens the file with the key (the web
 //! console, the MCP server and the sync agent open it the same way), a missing
-//! or wrong key exits with RM_KEY's code (25) and a message, never a panic, and
+//! or wrong key exits with RM_KEY's code (26) and a message, never a panic, and
 //! the file stays as it was. Without it: a key file is refused (code 11).
 
 #[path = "common/web.rs"]
@@ -50,14 +50,14 @@ fn key_files_open_encrypted_databases() {
     let o = run(&db, Some(&key), &["recall", "welding door"]);
     assert!(String::from_utf8_lossy(&o.stdout).contains("welding cell door"), "{o:?}");
     let before = std::fs::read(&db).unwrap();
-    failed(&run(&db, None, &["stats"]), 25, "RM_KEY");
+    failed(&run(&db, None, &["stats"]), 26, "RM_KEY");
     let wrong = key_file(dir.path(), "wrong", 4);
-    failed(&run(&db, Some(&wrong), &["recall", "welding"]), 25, "key is wrong");
+    failed(&run(&db, Some(&wrong), &["recall", "welding"]), 26, "key is wrong");
     assert_eq!(std::fs::read(&db).unwrap(), before, "untouched");
     // rekey: the new key opens it, the old one no longer does.
     let o = run(&db, Some(&key), &["rekey", "--new-key-file", wrong.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    failed(&run(&db, Some(&key), &["stats"]), 25, "RM_KEY");
+    failed(&run(&db, Some(&key), &["stats"]), 26, "RM_KEY");
     let o = run(&db, Some(&wrong), &["export"]);
     assert!(String::from_utf8_lossy(&o.stdout).contains("welding cell door"), "{o:?}");
     // The web console opens it with the key the same way.

@@ -441,6 +441,51 @@ fn an_expired_memory_expires_on_every_robot() {
     converged(&hub, &[f1, f2]).unwrap();
 }
 
+/// Eviction and purge are local: the hub and the other robots keep the memory;
+/// a newer version from the fleet brings it back to the robot that evicted it, as
+/// a new local memory; a purge after a forget leaves the fleet's forget alone.
+#[test]
+fn eviction_and_purge_are_local_to_a_robot() {
+    let Some(server) = Server::get("eviction_and_purge_are_local_to_a_robot") else { return };
+    let hub = server.hub("fleet_retention");
+    let (r1, r2) = (hub.add_robot("r1"), hub.add_robot("r2"));
+    let dir = temp();
+    let (f1, f2) = (dir.path().join("r1.db"), dir.path().join("r2.db"));
+    let text = "the charger in bay 3 needs 40 minutes for a full charge";
+    let first = open(&f1).learn(&LearnRequest { insight: text, ..Default::default() }).unwrap().memory_id;
+    synced(sync_once(&f1, &r1, &[]));
+    synced(sync_once(&f2, &r2, &[]));
+    let db2 = open(&f2);
+    let on2 = id_of(&db2, &f2, text);
+    // r1 under a budget of 1 memory: its next learn evicts the charger memory, here only.
+    let mut o = robotmem::OpenOptions::path(&f1);
+    (o.embeddings, o.max_memories) = (false, 1);
+    let db1 = Db::open(o).unwrap();
+    let lift = "the lift in bay 5 is out of service until friday";
+    assert_eq!(db1.learn(&LearnRequest { insight: lift, ..Default::default() }).unwrap().evicted, vec![first]);
+    synced(sync_once(&f1, &r1, &[]));
+    synced(sync_once(&f2, &r2, &[]));
+    assert_eq!(db2.get(on2).unwrap().status, robotmem::MemoryStatus::Active, "r2 keeps it");
+    let held = |content: &str| hub_view(&hub).values().filter(|(_, c)| c.as_deref() == Some(content)).count();
+    assert_eq!((held(text), held(lift)), (1, 1), "the hub keeps it and got the new one");
+    // r2 changes it: the newer version comes back to r1 as a new memory.
+    let newer = "the charger in bay 3 needs 45 minutes for a full charge";
+    db2.update(on2, newer, None).unwrap();
+    synced(sync_once(&f2, &r2, &[]));
+    synced(sync_once(&f1, &r1, &[]));
+    let back = id_of(&db1, &f1, newer);
+    assert!(back > first, "a new local memory #{back}");
+    // A forget is replicated as always; the purge after it is not a change.
+    db1.forget(back, "charger replaced").unwrap();
+    synced(sync_once(&f1, &r1, &[]));
+    assert_eq!(db1.purge(0.0).unwrap().purged, 1);
+    synced(sync_once(&f1, &r1, &[]));
+    synced(sync_once(&f2, &r2, &[]));
+    assert_eq!(db2.get(on2).unwrap().status, robotmem::MemoryStatus::Invalidated, "the forget reached r2");
+    assert_eq!(held(newer), 0, "forgotten on the hub");
+    assert_eq!(db1.get(back).unwrap_err().status, robotmem::Status::NotFound);
+}
+
 #[test]
 fn hub_migrations_are_versioned() {
     let Some(server) = Server::get("hub_migrations_are_versioned") else { return };

@@ -39,7 +39,7 @@ fn current_protocol_via_server_discover() {
     assert!(versions.contains(&json!("2026-07-28")) && versions.contains(&json!("2024-11-05")), "{d}");
     assert_eq!(d["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "robotmem", "{d}");
     let t = s.request("tools/list", json!({"_meta": meta}));
-    assert_eq!(t["tools"].as_array().unwrap().len(), 9);
+    assert_eq!(t["tools"].as_array().unwrap().len(), 10);
     let r = s.request(
         "tools/call",
         json!({"name": "learn", "arguments": {"insight": "spoken in the current protocol"}, "_meta": meta}),
@@ -91,6 +91,7 @@ fn reference() -> Vec<Row> {
         ("set_expiry", "memory_id", "integer", true, None, Some(1.0), None, None, None),
         ("set_expiry", "ttl_seconds", "number", false, Some(Value::Null), None, None, None, None),
         ("set_expiry", "expires_at", "string", false, Some(Value::Null), None, None, None, None),
+        ("purge", "older_than_seconds", "number", true, None, Some(0.0), None, None, None),
         ("start_session", "collection", "string", false, Some(Value::Null), None, None, None, None),
         ("start_session", "context", "string", false, Some(Value::Null), None, None, None, None),
         ("end_session", "session_id", "string", true, None, None, None, None, None),
@@ -113,6 +114,7 @@ fn tools_list_matches_the_api_reference() {
             "forget",
             "update",
             "set_expiry",
+            "purge",
             "start_session",
             "end_session",
             "doctor"
@@ -245,6 +247,16 @@ fn every_tool_valid_and_invalid() {
         &["not both"],
     );
     s.fails("learn", json!({"insight": "x", "ttl_sec": 5}), &["ttl_sec"]);
+    // purge: what left recall long enough ago; hostile ages are refused by name
+    assert_eq!(s.ok("purge", json!({"older_than_seconds": 3600}))["purged"], 0);
+    for bad in [
+        json!({"older_than_seconds": -1}),
+        json!({"older_than_seconds": "1d"}),
+        json!({}),
+        json!({"older_than_seconds": 1e300}),
+    ] {
+        s.fails("purge", bad, &["older_than_seconds"]);
+    }
     // forget
     let g = s.ok("forget", json!({"memory_id": id, "reason": "sensor calibration error"}));
     assert_eq!(g["status"], "forgotten");

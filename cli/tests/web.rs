@@ -213,6 +213,22 @@ fn writes_need_csrf_and_valid_bodies() {
         "424242",
     );
     assert_eq!(get(&s, "/api/memory/3").json()["expires_at"], Value::Null);
+    // Purge: CSRF-checked, the age checked; a memory forgotten now goes at age 0, not at 30 days.
+    let p = request(&s, "POST", "/api/purge", WRITE, Some(br#"{"older_than_seconds": 2592000}"#)).json();
+    assert_eq!((p["status"].as_str(), p["purged"].as_u64()), (Some("purged"), Some(0)), "{p}");
+    assert_error(
+        &request(&s, "POST", "/api/purge", &[], Some(br#"{"older_than_seconds": 0}"#)),
+        403,
+        "X-Robotmem-Csrf",
+    );
+    for bad in [&br#"{"older_than_seconds": -1}"#[..], br#"{"older_than_seconds": "1d"}"#, b"{}", b"[", b"null"] {
+        assert_error(&request(&s, "POST", "/api/purge", WRITE, Some(bad)), 400, "");
+    }
+    let f = request(&s, "DELETE", "/api/memory/4", WRITE, Some(br#"{"reason": "wrong cup"}"#));
+    assert_eq!(f.json()["status"], "forgotten", "{}", f.body);
+    let p = request(&s, "POST", "/api/purge", WRITE, Some(br#"{"older_than_seconds": 0}"#)).json();
+    assert!(p["purged"].as_u64() >= Some(1), "{p}");
+    assert_error(&request(&s, "GET", "/api/memory/4", &[], None), 404, "4");
     let big = json!({"content": "x".repeat(70_000)}).to_string();
     assert_error(&request(&s, "PUT", "/api/memory/3", WRITE, Some(big.as_bytes())), 413, "larger than");
 }
@@ -254,6 +270,7 @@ fn host_token_and_read_only() {
         403,
         "read-only",
     );
+    assert_error(&request(&ro, "POST", "/api/purge", WRITE, Some(br#"{"older_than_seconds": 0}"#)), 403, "read-only");
     assert_eq!(get(&ro, "/api/memory/1").json()["status"], "active");
 }
 

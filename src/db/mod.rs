@@ -11,6 +11,7 @@ mod fleet;
 mod fleet_apply;
 mod group;
 mod recall;
+mod retention;
 mod sessions;
 #[cfg(test)]
 mod tests;
@@ -103,6 +104,8 @@ struct Stored {
     id: i64,
     duplicate: Option<Duplicate>,
     embedded: bool,
+    /// Memories evicted to make room for it (see `retention`).
+    evicted: Vec<i64>,
 }
 
 /// An open robotmem database.
@@ -367,12 +370,13 @@ impl Db {
             let vec_ok = d.vector.is_some() && self.vectors_ready(tx)?;
             // A duplicate is reported even when the session has ended: nothing is written.
             if let Some(dup) = find_dup(tx, d, vec_ok)? {
-                return Ok(Stored { id: dup.existing_id, duplicate: Some(dup), embedded: false });
+                return Ok(Stored { id: dup.existing_id, duplicate: Some(dup), embedded: false, evicted: Vec::new() });
             }
             if let Some((id, row)) = session {
                 row.ensure_active(id)?;
             }
-            self.insert_draft(tx, d, vec_ok, &now())
+            let evicted = self.make_room(tx, d.collection)?;
+            Ok(Stored { evicted, ..self.insert_draft(tx, d, vec_ok, &now())? })
         }
     }
 
@@ -384,7 +388,7 @@ impl Db {
         memory::set_auto_tags(tx, id, &d.cls.tags)?;
         memory::add_user_tags(tx, id, &d.user_tags)?;
         let embedded = vec_ok && self.store_embedding(tx, id, d.collection, d.vector.as_ref())?;
-        Ok(Stored { id, duplicate: None, embedded })
+        Ok(Stored { id, duplicate: None, embedded, evicted: Vec::new() })
     }
 
     /// Stores an experience, unless an equivalent one exists (then reports it).
@@ -462,6 +466,7 @@ impl Db {
             perception_type: ptype,
             collection: d.collection.to_string(),
             has_embedding: stored.embedded,
+            evicted: stored.evicted,
         })
     }
 
@@ -586,6 +591,7 @@ fn learn_outcome(d: Draft, stored: Stored) -> LearnOutcome {
         tags: d.cls.tags.into_iter().chain(d.user_tags).collect(),
         scope_files: d.cls.scope.files,
         has_embedding: stored.embedded,
+        evicted: stored.evicted,
     }
 }
 

@@ -62,10 +62,14 @@ pub enum rm_status {
     RM_INTERNAL = 13,
     /// A panic was caught inside the library (a bug); the handle remains usable.
     RM_PANIC = 14,
+    /// The write would pass a memory budget (rm_open_options.max_memories or
+    /// max_memories_json) and only protected memories (constraint, gotcha,
+    /// postmortem) could be evicted to make room; nothing was written.
+    RM_OVER_BUDGET = 15,
     /// The file is encrypted and the key is missing or wrong, or a key was given
     /// for a plain file (or the build has no encryption: RM_INVALID_ARGUMENT then).
     /// The file was not modified.
-    RM_KEY = 15,
+    RM_KEY = 16,
 }
 
 impl From<Status> for rm_status {
@@ -87,6 +91,7 @@ impl From<Status> for rm_status {
             Status::ReadOnly => RM_READ_ONLY,
             Status::Internal => RM_INTERNAL,
             Status::Panic => RM_PANIC,
+            Status::OverBudget => RM_OVER_BUDGET,
             Status::Key => RM_KEY,
         }
     }

@@ -132,6 +132,20 @@ pub struct rm_open_options {
     /// ttl_seconds / expires_at: a JSON object {"obstacles": 600, "*": 86400}
     /// ("*": every collection not named). NULL: none expire unless asked.
     pub default_ttl_json: *const c_char,
+    /// Most memories the file holds, whatever their status, 0 to RM_MAX_BUDGET (2^53); 0: no limit.
+    /// A write that would pass it first hard-deletes (evicts) other memories in its
+    /// own transaction, in this order: expired, then forgotten or superseded, then
+    /// the active ones of lowest confidence x recency x (1 + access count); never
+    /// the protected categories (constraint, gotcha, postmortem) unless
+    /// evict_protected. The result lists them (evicted_ids). When only protected
+    /// memories could make room the write returns RM_OVER_BUDGET and changes
+    /// nothing. Default 0.
+    pub max_memories: u64,
+    /// The same per collection: a JSON object {"obstacles": 200, "*": 1000} of
+    /// whole numbers 1 to 2^53 ("*": each collection not named). NULL: none.
+    pub max_memories_json: *const c_char,
+    /// Let eviction remove protected memories too (lowest value first). Default false.
+    pub evict_protected: bool,
     /// Encryption key of the file, `key_len` bytes (32: a 256-bit key), for a
     /// library built with encryption (CMake -DROBOTMEM_ENCRYPTION=ON; see
     /// rm_encryption_available()); another build returns RM_INVALID_ARGUMENT. A new
@@ -175,6 +189,9 @@ pub unsafe extern "C" fn rm_open_options_init(opts: *mut rm_open_options) -> rm_
                 cosine_dedup: d.cosine_dedup,
                 read_only: d.read_only,
                 default_ttl_json: std::ptr::null(),
+                max_memories: d.max_memories,
+                max_memories_json: std::ptr::null(),
+                evict_protected: d.evict_protected,
                 key: std::ptr::null(),
                 key_len: 0,
                 key_file: std::ptr::null(),
@@ -241,6 +258,11 @@ pub unsafe extern "C" fn rm_open(opts: *const rm_open_options, out_db: *mut *mut
                     Error::invalid(format!("opts.default_ttl_json must be a JSON object of seconds: {e}"))
                 })?;
             }
+            o.max_memories = c.max_memories;
+            if let Some(j) = opt_str(c.max_memories_json, "opts.max_memories_json")? {
+                o.collection_max_memories = crate::options::parse_collection_budgets("opts.max_memories_json", j)?;
+            }
+            o.evict_protected = c.evict_protected;
             if !c.key.is_null() {
                 // SAFETY: the caller passes `key_len` readable bytes at `key`.
                 let bytes = unsafe { std::slice::from_raw_parts(c.key, c.key_len) };

@@ -7,7 +7,7 @@ use std::ptr;
 
 use serde_json::Value;
 
-use super::arena::{owned, put, to_json, Arena};
+use super::arena::{owned, put, slice_ptr, to_json, Arena};
 use super::args::{expiry, opt_str, out_ptr, req_str, tag_list};
 use super::guard::{guard, guard_void, rm_status};
 use super::handle::{self, rm_db};
@@ -237,8 +237,11 @@ pub unsafe extern "C" fn rm_learn_options_init(opts: *mut rm_learn_options) -> r
 /// Errors: RM_INVALID_ARGUMENT (NULL/blank/oversize insight, invalid UTF-8, context
 /// that starts like JSON but does not parse, context > 64 KiB, bad tags), RM_NOT_FOUND
 /// (unknown session_id), RM_INVALID_STATE (the session has ended and the insight is
-/// not a duplicate: a duplicate is reported as such, nothing is written), RM_CLOSED,
-/// RM_BUSY, RM_FULL, RM_IO.
+/// not a duplicate: a duplicate is reported as such, nothing is written),
+/// RM_OVER_BUDGET (a memory budget of the open options only protected memories
+/// could make room in; nothing is written), RM_READ_ONLY, RM_CLOSED, RM_BUSY,
+/// RM_FULL, RM_IO. Under a budget, the memories evicted to make room are in
+/// the result's evicted_ids (hard-deleted in the same transaction).
 /// Ownership: free *out with rm_learn_result_free(). Thread-safe; writes of several
 /// threads at once share one commit (each still returns only once it is durable).
 #[no_mangle]
@@ -300,6 +303,10 @@ pub struct rm_learn_result {
     /// Whether the memory got its vector (false without a usable model, and for
     /// duplicates; rm_reembed() embeds it later).
     pub has_embedding: bool,
+    /// Memories hard-deleted to keep the memory budget (rm_open_options.max_memories,
+    /// max_memories_json), in eviction order; NULL and 0 when none were.
+    pub evicted_ids: *const i64,
+    pub evicted_count: usize,
 }
 
 owned!(LearnBox, rm_learn_result, LearnOutcome, {});
@@ -327,6 +334,8 @@ pub(crate) fn learn_public(o: &LearnOutcome, arena: &mut Arena) -> rm_learn_resu
         scope_files,
         scope_file_count,
         has_embedding: o.has_embedding,
+        evicted_ids: slice_ptr(&o.evicted),
+        evicted_count: o.evicted.len(),
     }
 }
 

@@ -23,6 +23,7 @@
 //! | `memory.rs` | `rm_memory`; rm_learn, rm_get_memory, rm_forget, rm_update and their results |
 //! | `perception.rs` | rm_save_perception, its options and result |
 //! | `recall.rs` | rm_recall, its options, hits and result |
+//! | `retention.rs` | rm_purge and its result |
 //! | `session.rs` | rm_start_session, rm_end_session and their results |
 //!
 //! cbindgen writes the header's functions in the order it parses them: this
@@ -45,6 +46,7 @@ mod embedding;
 mod memory;
 mod perception;
 mod recall;
+mod retention;
 mod session;
 
 pub use embedding::*;
@@ -53,4 +55,5 @@ pub use handle::*;
 pub use memory::*;
 pub use perception::*;
 pub use recall::*;
+pub use retention::*;
 pub use session::*;

@@ -2,7 +2,7 @@
 
 use std::ffi::c_char;
 
-use super::arena::{owned, put, to_json, Arena};
+use super::arena::{owned, put, slice_ptr, to_json, Arena};
 use super::args::{expiry, opt_str, out_ptr, req_str, tag_list};
 use super::guard::{guard, guard_void, rm_status};
 use super::handle::{self, rm_db};
@@ -68,7 +68,7 @@ pub unsafe extern "C" fn rm_perception_options_init(opts: *mut rm_perception_opt
 /// Errors: RM_INVALID_ARGUMENT (short/blank/oversize description, unknown
 /// perception type, data NULL with data_len > 0, data > 4 MiB, metadata not JSON),
 /// RM_NOT_FOUND (unknown session_id), RM_INVALID_STATE (the session has ended),
-/// RM_CLOSED, RM_BUSY, RM_FULL, RM_IO.
+/// RM_OVER_BUDGET (as rm_learn()), RM_CLOSED, RM_BUSY, RM_FULL, RM_IO.
 /// Ownership: free *out with rm_perception_result_free(); `out` may be NULL.
 /// Thread-safe.
 #[no_mangle]
@@ -129,6 +129,9 @@ pub struct rm_perception_result {
     pub collection: *const c_char,
     /// Whether an embedding was stored with it.
     pub has_embedding: bool,
+    /// Memories evicted to keep the memory budget, as for rm_learn_result.
+    pub evicted_ids: *const i64,
+    pub evicted_count: usize,
 }
 
 owned!(PerceptionBox, rm_perception_result, PerceptionOutcome, {});
@@ -143,6 +146,8 @@ pub(crate) fn perception_result(o: PerceptionOutcome) -> PerceptionBox {
         perception_type: Some(o.perception_type).into(),
         collection: arena.str(&o.collection),
         has_embedding: o.has_embedding,
+        evicted_ids: slice_ptr(&o.evicted),
+        evicted_count: o.evicted.len(),
     };
     PerceptionBox { public, arena, rust: o }
 }

@@ -53,7 +53,8 @@ pub fn changed(
 ) -> Result<()> {
     let Some(from) = todo.iter().map(|t| t.1).min() else { return Ok(()) };
     let mut st = conn.prepare_cached(
-        "SELECT id, collection, status = 'active', context, rev FROM memories WHERE rev > ?1 AND rev <= ?2",
+        "SELECT id, collection, status = 'active', context, rev FROM memories WHERE rev > ?1 AND rev <= ?2
+         UNION ALL SELECT id, '', 0, NULL, rev FROM memory_removals WHERE rev > ?1 AND rev <= ?2",
     )?;
     let mut rows = st.query(params![from, head])?;
     while let Some(r) = rows.next()? {

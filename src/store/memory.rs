@@ -184,7 +184,10 @@ pub fn one_day_after(param: &str) -> String {
 
 /// SQL expression of the next change stamp (see `search::text`). Every write that
 /// changes what is searchable sets `rev` to it.
-pub const NEXT_REV: &str = "(SELECT coalesce(max(rev), 0) + 1 FROM memories)";
+/// Removed memories keep their revs in `memory_removals` (see `store::retention`):
+/// a rev is never given twice.
+pub const NEXT_REV: &str = "(SELECT max(coalesce((SELECT max(rev) FROM memories), 0),
+    coalesce((SELECT max(rev) FROM memory_removals), 0)) + 1)";
 
 /// Removes the vector of memory `id` (it no longer appears in any search; the
 /// text index drops it at its next sync, by `rev`).

@@ -13,6 +13,7 @@ pub(crate) mod cipher;
 mod group;
 pub mod memory;
 mod order;
+pub(crate) mod retention;
 pub mod schema;
 pub mod transfer;
 pub mod vectors;
@@ -132,6 +133,12 @@ impl Store {
             schema::check_readable(&header)?;
         }
         let version = header.user_version;
+        if path.is_some() && !config.read_only && header.tables == 0 {
+            // A new file returns the pages a purge frees to the file system
+            // (`PRAGMA incremental_vacuum`, see `retention`). SQLite takes this only
+            // before the first table and the switch to WAL, outside a transaction.
+            writer.execute_batch("PRAGMA auto_vacuum = INCREMENTAL")?;
+        }
         if path.is_some() && !config.read_only {
             // Switching to WAL (and WAL recovery) can report SQLITE_BUSY at once, without the
             // busy handler, while another process opens the same new file.

@@ -7,7 +7,7 @@
 //! `rev` for the in-process search index (indexed), a decay anchor and the
 //! indexed time of each memory's next decay step, and a key/value `robotmem_meta` table.
 //! Version 2 adds the `embedded` flag, version 3 drops what nothing reads (see
-//! [`V3`]), version 4 adds `index_snapshots` ([`V4`]), version 5 the fleet replication log ([`V5`]), version 6 the checksum of a memory's other texts ([`V6`]), version 7 expiry ([`V7`]). A database with a newer version than [`SCHEMA_VERSION`] is refused,
+//! [`V3`]), version 4 adds `index_snapshots` ([`V4`]), version 5 the fleet replication log ([`V5`]), version 6 the checksum of a memory's other texts ([`V6`]), version 7 expiry ([`V7`]), version 8 the record of hard-deleted memories ([`V8`]). A database with a newer version than [`SCHEMA_VERSION`] is refused,
 //! never touched.
 
 use rusqlite::Connection;
@@ -15,13 +15,13 @@ use rusqlite::Connection;
 use crate::error::{Error, Result, Status};
 
 /// Schema version written by this build.
-pub const SCHEMA_VERSION: i32 = 7;
+pub const SCHEMA_VERSION: i32 = 8;
 
 /// `PRAGMA application_id` of robotmem databases ("RMEM").
 pub const APPLICATION_ID: i32 = 0x524D_454D;
 
 /// Migrations: entry `i` upgrades version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7];
+const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8];
 
 const V1: &str = r#"
 CREATE TABLE memories (
@@ -275,6 +275,21 @@ BEGIN
     INSERT INTO sync_outbox (memory_id)
         SELECT new.id WHERE EXISTS (SELECT 1 FROM robotmem_meta WHERE key = 'sync.robot');
 END;
+"#;
+
+/// Version 8: memories can be hard-deleted (budget eviction, purge: see
+/// `store::retention`). Each removal is kept as (memory id, `rev`), so the
+/// in-process indexes and their stored snapshots, which follow `memories` by
+/// `rev`, drop the memory too. The forgotten and superseded memories get an index
+/// of their own (eviction takes them before any active one; a learn or a recall
+/// never writes it).
+const V8: &str = r#"
+CREATE TABLE memory_removals (
+    id   INTEGER PRIMARY KEY,
+    rev  INTEGER NOT NULL
+);
+CREATE INDEX idx_removals_rev ON memory_removals(rev);
+CREATE INDEX idx_mem_inactive ON memories(collection) WHERE status != 'active';
 "#;
 
 /// Computes `meta_hash` of every memory that has none (schema 6). The sync

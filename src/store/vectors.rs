@@ -266,11 +266,13 @@ pub struct Changed {
     pub has_vector: bool,
 }
 
-/// Memories changed after `rev`, in rev order.
+/// Memories changed or removed (see `store::retention`) after `rev`, in rev order.
 pub fn changed_since(conn: &Connection, rev: i64, up_to: i64) -> Result<Vec<Changed>> {
     let mut st = conn.prepare_cached(
         "SELECT id, rev, collection, status = 'active' AND embedded = 1 FROM memories
-         WHERE rev > ?1 AND rev <= ?2 ORDER BY rev",
+         WHERE rev > ?1 AND rev <= ?2
+         UNION ALL SELECT id, rev, '', 0 FROM memory_removals WHERE rev > ?1 AND rev <= ?2
+         ORDER BY rev",
     )?;
     let rows = st.query_map([rev, up_to], |r| {
         Ok(Changed { id: r.get(0)?, rev: r.get(1)?, collection: r.get(2)?, has_vector: r.get(3)? })

@@ -2,7 +2,7 @@
 
 Fills a database with the robotmem command, serves it with `robotmem web` on
 127.0.0.1, and drives the page: dashboard numbers, search (mode and scores), a
-memory's detail with its force trace plotted, forget with a reason, a session's
+memory's detail with its force trace plotted, forget with a reason, purge, a session's
 timeline, and memories holding markup shown as text (no alert, no element made
 from them). Saves a screenshot of each view under $OUT.
 """
@@ -300,6 +300,17 @@ def main():
         check("outcome 0.60" in d.find_element(By.ID, "session-outcome").text, "session outcome shown")
         shot("session")
         no_script_ran()
+        # Purge from the dashboard: the memory forgotten above leaves the file.
+        d.get(base + "/#/dashboard")
+        ready("#/dashboard")
+        days = d.find_element(By.ID, "purge-days")
+        days.clear()
+        days.send_keys("0")
+        d.find_element(By.ID, "purge-button").click()
+        wait.until(EC.text_to_be_present_in_element((By.ID, "purge-result"), "purged "))
+        gone = subprocess.run([BIN, "--db", DB, "--no-embeddings", "get", str(target)], capture_output=True, text=True)
+        check(gone.returncode == 12, f"purged from the file (get exits {gone.returncode})")
+        shot("purge")
     except TimeoutException as e:
         shot("timeout")
         failures.append(f"timed out: {e.msg} at {d.current_url}")

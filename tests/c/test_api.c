@@ -43,14 +43,15 @@ static void test_library_functions(void) {
     static const char *const names[] = {
         "RM_OK", "RM_INVALID_ARGUMENT", "RM_NOT_FOUND", "RM_DUPLICATE", "RM_BUSY", "RM_IO",
         "RM_CORRUPT", "RM_EMBEDDING_UNAVAILABLE", "RM_FULL", "RM_INVALID_STATE",
-        "RM_SCHEMA_TOO_NEW", "RM_CLOSED", "RM_READ_ONLY", "RM_INTERNAL", "RM_PANIC", "RM_KEY"};
+        "RM_SCHEMA_TOO_NEW", "RM_CLOSED", "RM_READ_ONLY", "RM_INTERNAL", "RM_PANIC", "RM_OVER_BUDGET",
+        "RM_KEY"};
     int i;
     CHECK_STREQ(rm_version(), RM_VERSION_STRING);
     snprintf(v, sizeof v, "%d.%d.%d", RM_VERSION_MAJOR, RM_VERSION_MINOR, RM_VERSION_PATCH);
     CHECK_STREQ(rm_version(), v);
-    CHECK(RM_KEY == 15 && sizeof names / sizeof names[0] == 16);
+    CHECK(RM_OVER_BUDGET == 15 && RM_KEY == 16 && sizeof names / sizeof names[0] == 17);
     for (i = RM_OK; i <= RM_KEY; i++) CHECK_STREQ(rm_status_str(i), names[i]);
-    CHECK_STREQ(rm_status_str(16), "RM_UNKNOWN");
+    CHECK_STREQ(rm_status_str(17), "RM_UNKNOWN");
     CHECK_STREQ(rm_status_str(-1), "RM_UNKNOWN");
     CHECK_STATUS(rm_learn_options_init(NULL), RM_INVALID_ARGUMENT);
     CHECK(strstr(rm_last_error(), "opts") != NULL); /* the message names the field */

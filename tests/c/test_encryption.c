@@ -51,7 +51,7 @@ int main(void) {
     for (i = 0; i < 32; i++) key[i] = (uint8_t)(i * 7 + 1), other[i] = (uint8_t)(255 - i);
     test_db_path_init(&p, "secret");
     test_db_path_init(&plain, "plain");
-    CHECK(RM_KEY == 15 && strcmp(rm_status_str(RM_KEY), "RM_KEY") == 0);
+    CHECK(RM_KEY == 16 && strcmp(rm_status_str(RM_KEY), "RM_KEY") == 0);
     if (!rm_encryption_available()) {
         CHECK_STATUS(open_keyed(p.path, key, 32, NULL, &db), RM_INVALID_ARGUMENT);
         CHECK(strstr(rm_last_error(), "without encryption") != NULL && access(p.path, F_OK) != 0);

@@ -91,7 +91,7 @@ void test_library_functions() {
     const char* const names[] = {"RM_OK", "RM_INVALID_ARGUMENT", "RM_NOT_FOUND", "RM_DUPLICATE", "RM_BUSY",
                                  "RM_IO", "RM_CORRUPT", "RM_EMBEDDING_UNAVAILABLE", "RM_FULL",
                                  "RM_INVALID_STATE", "RM_SCHEMA_TOO_NEW", "RM_CLOSED", "RM_READ_ONLY",
-                                 "RM_INTERNAL", "RM_PANIC", "RM_KEY"};
+                                 "RM_INTERNAL", "RM_PANIC", "RM_OVER_BUDGET", "RM_KEY"};
     for (int i = 0; i <= RM_KEY; ++i) CHECK(std::string(robotmem::status_name(static_cast<Status>(i))) == names[i]);
     CHECK(std::string(robotmem::status_name(static_cast<Status>(99))) == "RM_UNKNOWN");
 

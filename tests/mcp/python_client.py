@@ -19,7 +19,7 @@ from mcp.client.stdio import StdioServerParameters
 
 BIN = os.environ["ROBOTMEM_BIN"]
 WORK = os.environ["WORK"]
-TOOLS = ["learn", "recall", "save_perception", "forget", "update", "set_expiry", "start_session", "end_session", "doctor"]
+TOOLS = ["learn", "recall", "save_perception", "forget", "update", "set_expiry", "purge", "start_session", "end_session", "doctor"]
 
 passed = 0
 failed = 0

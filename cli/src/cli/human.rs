@@ -20,15 +20,26 @@ pub fn learn(o: &LearnOutcome) -> String {
             d.method.as_str(),
             d.similarity
         ),
-        None => format!(
-            "learned #{}: {} (confidence {:.2}{}){}\n",
-            o.memory_id,
-            o.category,
-            o.confidence,
-            if o.has_embedding { ", embedded" } else { "" },
-            if o.tags.is_empty() { String::new() } else { format!("\n  tags: {}", line(&o.tags.join(", "))) }
-        ),
+        None => {
+            format!(
+                "learned #{}: {} (confidence {:.2}{}){}\n",
+                o.memory_id,
+                o.category,
+                o.confidence,
+                if o.has_embedding { ", embedded" } else { "" },
+                if o.tags.is_empty() { String::new() } else { format!("\n  tags: {}", line(&o.tags.join(", "))) }
+            ) + &evicted(&o.evicted)
+        }
     }
+}
+
+/// The line a write adds when the memory budget made it evict (empty otherwise).
+fn evicted(ids: &[i64]) -> String {
+    if ids.is_empty() {
+        return String::new();
+    }
+    let ids: Vec<String> = ids.iter().map(|id| format!("#{id}")).collect();
+    format!("  evicted to keep the memory budget: {}\n", ids.join(", "))
 }
 
 /// One memory on one line: id, kind, category, status (when not active), `note`, text.
@@ -52,6 +63,7 @@ pub fn perception(o: &PerceptionOutcome) -> String {
         Some(d) => format!("duplicate of #{} ({}); nothing stored\n", o.memory_id, d.method.as_str()),
         None => {
             format!("stored #{}: {} perception in {}\n", o.memory_id, o.perception_type.as_str(), line(&o.collection))
+                + &evicted(&o.evicted)
         }
     }
 }

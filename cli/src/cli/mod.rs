@@ -3,6 +3,7 @@
 
 mod browse;
 mod human;
+mod retention;
 mod transfer;
 
 use std::path::PathBuf;
@@ -39,6 +40,8 @@ pub struct Args {
     /// `web --read-only` always do; so does any command on a file this user may not write.
     #[arg(long, global = true)]
     read_only: bool,
+    #[command(flatten)]
+    budget: retention::BudgetArgs,
     /// Key file of an encrypted database (32 bytes or 64 hex digits, mode 0600;
     /// builds with encryption, docs/ENCRYPTION.md).
     #[arg(long, global = true, value_name = "FILE", env = "ROBOTMEM_KEY_FILE")]
@@ -69,6 +72,8 @@ enum Command {
     Update(request::Update),
     /// Set when a memory expires (--ttl SECONDS or --expires-at TIME; neither: never).
     Expire(request::SetExpiry),
+    /// Hard-delete what was forgotten, superseded or expired at least --older-than ago, and give the space back.
+    Purge(request::Purge),
     /// Start or end a session (an episode).
     Session {
         #[command(subcommand)]
@@ -151,6 +156,7 @@ impl Command {
                 | Command::Forget(_)
                 | Command::Update(_)
                 | Command::Expire(_)
+                | Command::Purge(_)
                 | Command::Session { .. }
                 | Command::Import(_)
                 | Command::Reembed { .. }
@@ -166,6 +172,7 @@ impl Command {
             Command::Forget(_) => "forget",
             Command::Update(_) => "update",
             Command::Expire(_) => "expire",
+            Command::Purge(_) => "purge",
             Command::Session { .. } => "session",
             Command::Import(_) => "import",
             Command::Reembed { .. } => "reembed",
@@ -231,6 +238,7 @@ fn open(a: &Args) -> Result<Opened> {
         DurabilityArg::Full => Durability::Full,
         DurabilityArg::Normal => Durability::Normal,
     };
+    a.budget.apply(&mut o)?;
     match Db::open(o) {
         Ok(db) => Ok(Opened { db, unwritable }),
         Err(e) if asked && path.as_deref().is_some_and(|p| !p.exists()) => Err(Error::new(
@@ -323,6 +331,10 @@ fn run_on(a: &Args, db: Db) -> Result<()> {
                 (Some(t), true) => format!("expired at {t}"),
             };
             out(o.json, format!("#{}: {when}\n", m.id));
+        }
+        Command::Purge(p) => {
+            let (v, text) = retention::purge(&db, p)?;
+            out(v, text);
         }
         Command::Update(r) => {
             let o = request::update(&db, r)?;

@@ -1,4 +1,4 @@
-//! The eight tools: their descriptions, input schemas (the request types of
+//! The tools: their descriptions, input schemas (the request types of
 //! [`crate::request`], shared with the CLI and the web API) and calls into them. Results are the library's JSON renderings
 //! (`robotmem::render`), as text and as structured content; bad input and
 //! engine errors are tool errors (`isError: true`) naming the field.
@@ -98,6 +98,15 @@ An expired memory leaves recall and dedup but stays readable by id (expired: tru
 learn and save_perception take ttl_seconds / expires_at too, for facts that go stale (an obstacle, a door left open).",
         schema: schema::<p::SetExpiry>,
         call: set_expiry,
+        read_only: false,
+    },
+    Def {
+        name: "purge",
+        description: "Hard-delete the memories forgotten, superseded or expired at least older_than_seconds ago (0: all \
+of them now) and give the space back; returns how many. They are out of recall already: this frees the file. Refused \
+by a read-only server. The server's memory budget (robotmem --max-memories) evicts on its own when a learn needs room.",
+        schema: schema::<p::Purge>,
+        call: purge,
         read_only: false,
     },
     Def {
@@ -203,6 +212,10 @@ fn update(db: &Db, args: Value) -> Result<Value, Fail> {
 
 fn set_expiry(db: &Db, args: Value) -> Result<Value, Fail> {
     Ok(p::set_expiry(db, &parse(args)?)?.json)
+}
+
+fn purge(db: &Db, args: Value) -> Result<Value, Fail> {
+    Ok(p::purge(db, &parse(args)?)?.json)
 }
 
 fn start_session(db: &Db, args: Value) -> Result<Value, Fail> {

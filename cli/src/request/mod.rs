@@ -17,6 +17,7 @@
 mod browse;
 mod memory;
 mod recall;
+mod retention;
 mod session;
 mod spatial;
 #[cfg(test)]
@@ -27,6 +28,7 @@ pub use memory::{
     forget, get, learn, save_perception, set_expiry, update, Forget, Learn, SavePerception, SetExpiry, Update,
 };
 pub use recall::{recall, recall_counted, Recall};
+pub use retention::{purge, Purge};
 pub use session::{end_session, sessions, start_session, timeline, EndSession, Paging, StartSession};
 
 use robotmem::{limits, Error, Result};

@@ -32,10 +32,14 @@ fn query<T: DeserializeOwned>(raw: Option<String>) -> Result<T> {
     request::from_query(raw.as_deref().unwrap_or_default()).map_err(Error::invalid)
 }
 
+/// A request body: JSON text.
+fn json_body(bytes: &Bytes) -> Result<Value> {
+    serde_json::from_slice(bytes).map_err(|e| Error::invalid(format!("the body is not valid JSON: {e}")))
+}
+
 /// A JSON object body, with the memory id of the path, as request `T`.
 fn body<T: DeserializeOwned>(bytes: &Bytes, id: i64) -> Result<T> {
-    let mut v: Value =
-        serde_json::from_slice(bytes).map_err(|e| Error::invalid(format!("the body is not valid JSON: {e}")))?;
+    let mut v = json_body(bytes)?;
     let Some(o) = v.as_object_mut() else { return Err(Error::invalid("the body must be a JSON object")) };
     // The page sends an edited context as an object; requests take its JSON text.
     if let Some(c) = o.get_mut("context").filter(|c| c.is_object()) {
@@ -84,6 +88,15 @@ pub async fn update(State(app): State<Arc<App>>, Path(raw): Path<String>, bytes:
 /// Sets, moves or clears (a body with neither field) a memory's expiry.
 pub async fn set_expiry(State(app): State<Arc<App>>, Path(raw): Path<String>, bytes: Bytes) -> Response {
     answer(app, move |db| Ok(request::set_expiry(db, &body(&bytes, id(&raw)?)?)?.json)).await
+}
+
+/// Hard-deletes what left recall at least `older_than_seconds` ago (POST /api/purge).
+pub async fn purge(State(app): State<Arc<App>>, bytes: Bytes) -> Response {
+    answer(
+        app,
+        move |db| Ok(request::purge(db, &request::from_json(json_body(&bytes)?).map_err(Error::invalid)?)?.json),
+    )
+    .await
 }
 
 pub async fn forget(State(app): State<Arc<App>>, Path(raw): Path<String>, bytes: Bytes) -> Response {

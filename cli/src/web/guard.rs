@@ -34,7 +34,7 @@ pub fn from_error(e: &Error) -> Response {
         Status::Duplicate | Status::InvalidState => StatusCode::CONFLICT,
         Status::Busy => StatusCode::SERVICE_UNAVAILABLE,
         Status::ReadOnly => StatusCode::FORBIDDEN,
-        Status::Full => StatusCode::INSUFFICIENT_STORAGE,
+        Status::Full | Status::OverBudget => StatusCode::INSUFFICIENT_STORAGE,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     };
     error(code, e.status.name(), e.message.clone())

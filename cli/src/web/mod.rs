@@ -26,7 +26,7 @@ use std::sync::Arc;
 pub use limits::MAX_BODY;
 
 use axum::extract::DefaultBodyLimit;
-use axum::routing::{get, put};
+use axum::routing::{get, post, put};
 use axum::Router;
 use clap::Args;
 use robotmem::{Db, Error, Result, Status};
@@ -96,6 +96,7 @@ pub fn router(app: Arc<App>) -> Router {
     } else {
         api.route("/api/memory/{id}", get(api::memory).put(api::update).delete(api::forget))
             .route("/api/memory/{id}/expiry", put(api::set_expiry))
+            .route("/api/purge", post(api::purge))
     };
     Router::new()
         .route("/", get(guard::page))

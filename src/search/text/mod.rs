@@ -5,7 +5,8 @@
 //! in-memory postings, pruned to the best few ([`ranking`]).
 //!
 //! The SQLite file stays the source of truth. Every write that changes what is
-//! searchable (insert, content update, forget, supersede) stamps the row with the
+//! searchable (insert, content update, forget, supersede, removal: a row of
+//! `memory_removals`, see `store::retention`) stamps the row with the
 //! next `rev` (an indexed, monotonically increasing column, assigned inside the
 //! write transaction, so it is ordered across processes). Before ranking, a
 //! reader compares `max(rev)` with the index's and applies the newer rows — its
@@ -122,7 +123,8 @@ impl TextIndex {
         let mut st = conn.prepare_cached(
             "SELECT id, collection, status = 'active', content,
                     CASE WHEN type = 'fact' AND numbers_sig = '' THEN term_count ELSE -1 END
-             FROM memories WHERE rev > ?1 AND rev <= ?2",
+             FROM memories WHERE rev > ?1 AND rev <= ?2
+             UNION ALL SELECT id, '', 0, NULL, -1 FROM memory_removals WHERE rev > ?1 AND rev <= ?2",
         )?;
         let mut rows = st.query(params![from, head])?;
         // A first build (no stored copy) posts at the end, each list at its size.

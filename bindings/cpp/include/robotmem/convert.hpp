@@ -119,6 +119,7 @@ inline void copy_into(const rm_learn_result& r, LearnResult& o) {
     o.tags = str_list(r.tags, r.tag_count);
     o.scope_files = str_list(r.scope_files, r.scope_file_count);
     o.has_embedding = r.has_embedding;
+    o.evicted.assign(r.evicted_ids, r.evicted_ids + r.evicted_count);
 }
 
 inline void copy_into(const rm_embedding_info& r, EmbeddingStatus& o) {
@@ -163,6 +164,7 @@ inline void copy_into(const rm_perception_result& r, PerceptionResult& o) {
     o.perception_type = static_cast<PerceptionType>(r.perception_type);
     o.collection = str(r.collection);
     o.has_embedding = r.has_embedding;
+    o.evicted.assign(r.evicted_ids, r.evicted_ids + r.evicted_count);
 }
 
 inline void copy_into(const rm_forget_result& r, ForgetResult& o) {

@@ -50,6 +50,7 @@ enum class Status : std::int32_t {
     ReadOnly = RM_READ_ONLY,
     Internal = RM_INTERNAL,          ///< a bug, or the wrapper ran out of memory in a try_* call
     Panic = RM_PANIC,                ///< a panic was caught inside the library (a bug)
+    OverBudget = RM_OVER_BUDGET,     ///< a memory budget only protected memories could make room in; nothing was written
     Key = RM_KEY,                    ///< encrypted file: key missing or wrong, or a key for a plain file
 };
 

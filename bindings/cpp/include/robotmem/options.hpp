@@ -86,6 +86,17 @@ struct OpenOptions {
     /// Time to live, in seconds, of new memories per collection that give none:
     /// a JSON object {"obstacles": 600, "*": 86400}. nullopt: none expire unless asked.
     std::optional<std::string> default_ttl_json;
+    /// Most memories the file holds, whatever their status (0 to RM_MAX_BUDGET). A
+    /// write that would pass it first evicts others (expired, then forgotten or
+    /// superseded, then lowest confidence x recency x access; never constraint,
+    /// gotcha, postmortem unless evict_protected) and lists them in its result's
+    /// `evicted`; when only protected memories could make room it fails with
+    /// Status::OverBudget and changes nothing. nullopt / 0: no limit.
+    std::optional<std::uint64_t> max_memories;
+    /// The same per collection: a JSON object {"obstacles": 200, "*": 1000}. nullopt: none.
+    std::optional<std::string> max_memories_json;
+    /// Let eviction remove protected memories too. nullopt: false.
+    std::optional<bool> evict_protected;
     /// Encryption key of the file, 32 bytes (a library built with encryption:
     /// encryption_available()). Wrong or missing for an encrypted file, or given for
     /// a plain one: Status::Key, the file untouched. docs/ENCRYPTION.md. nullopt: none.

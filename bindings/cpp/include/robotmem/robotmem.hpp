@@ -360,6 +360,21 @@ public:
             [&](ReembedResult& out, detail::Failure& f) { return reembed_into(limit, out, f); });
     }
 
+    /// Hard-deletes the memories forgotten or superseded at least
+    /// `older_than_seconds` ago and those expired that long ago (rm_purge), in
+    /// transactions of at most 100, then gives the freed pages back to the file
+    /// system. Recall never waits for it. Throws Error: InvalidArgument (negative,
+    /// not finite, over 100 years), ReadOnly, Closed, Busy, Full, Io. Thread-safe.
+    PurgeResult purge(double older_than_seconds) const {
+        return detail::run<PurgeResult>(
+            [&](PurgeResult& out, detail::Failure& f) { return purge_into(older_than_seconds, out, f); });
+    }
+    /// Non-throwing purge(). Thread-safe, noexcept.
+    Result<PurgeResult> try_purge(double older_than_seconds) const noexcept {
+        return detail::try_run<PurgeResult>(
+            [&](PurgeResult& out, detail::Failure& f) { return purge_into(older_than_seconds, out, f); });
+    }
+
     /// Stores many experiences at once (rm_learn_batch): every item is validated
     /// first, the texts are embedded in batches, and all items are written in one
     /// transaction (one commit). Each item is deduplicated as by learn() against
@@ -428,6 +443,12 @@ private:
             if (!detail::check_no_nul(*o.default_ttl_json, "opts.default_ttl_json", f)) return false;
             c.default_ttl_json = o.default_ttl_json->c_str();
         }
+        if (o.max_memories) c.max_memories = *o.max_memories;
+        if (o.max_memories_json) {
+            if (!detail::check_no_nul(*o.max_memories_json, "opts.max_memories_json", f)) return false;
+            c.max_memories_json = o.max_memories_json->c_str();
+        }
+        if (o.evict_protected) c.evict_protected = *o.evict_protected;
         if (o.key) c.key = o.key->data(), c.key_len = o.key->size();
         if (o.key_file) {
             if (!detail::check_no_nul(*o.key_file, "opts.key_file", f)) return false;
@@ -617,6 +638,16 @@ private:
         if (st != RM_OK) return f.from_c(st);
         const detail::EmbeddingInfoOwned owned(raw);
         return detail::finish(raw, rm_embedding_info_json, json, out, f);
+    }
+
+    bool purge_into(double older_than_seconds, PurgeResult& out, detail::Failure& f) const {
+        rm_db* db = live(f);
+        if (!db) return false;
+        rm_purge_result raw{};
+        const rm_status st = rm_purge(db, older_than_seconds, &raw);
+        if (st != RM_OK) return f.from_c(st);
+        out = PurgeResult{raw.purged, raw.batches, raw.reclaimed_bytes, raw.live_bytes};
+        return true;
     }
 
     bool reembed_into(std::size_t limit, ReembedResult& out, detail::Failure& f) const {

@@ -186,6 +186,9 @@ struct LearnResult : JsonRendering {
     /// Whether the memory got its vector (false without a usable model, for texts
     /// the model cannot represent, and for duplicates; Db::reembed() embeds later).
     bool has_embedding = false;
+    /// Memories hard-deleted to keep the memory budget (OpenOptions::max_memories),
+    /// in eviction order; empty almost always.
+    std::vector<std::int64_t> evicted;
 };
 
 /// A memory (rm_memory): every field copied out of the C struct.
@@ -255,6 +258,7 @@ struct PerceptionResult : JsonRendering {
     PerceptionType perception_type = PerceptionType::None;
     std::string collection;
     bool has_embedding = false;
+    std::vector<std::int64_t> evicted;  ///< evicted to keep the memory budget, as for LearnResult
 };
 
 /// Result of Db::forget() (rm_forget_result).
@@ -294,6 +298,14 @@ struct EmbeddingStatus : JsonRendering {
 };
 
 /// Result of Db::reembed() (rm_reembed_result).
+/// Result of Db::purge() (rm_purge_result).
+struct PurgeResult {
+    std::uint64_t purged = 0;           ///< memories hard-deleted
+    std::uint64_t batches = 0;          ///< write transactions (each at most 100 memories)
+    std::uint64_t reclaimed_bytes = 0;  ///< free pages given back to the file system
+    std::uint64_t live_bytes = 0;       ///< the file's live pages after, in bytes
+};
+
 struct ReembedResult {
     std::int64_t embedded = 0;   ///< memories embedded by this call
     std::int64_t remaining = 0;  ///< active memories still without a vector (call again while > 0)

@@ -250,7 +250,23 @@ async function dashboard() {
       el("div", { class: "panel" }, el("h3", {}, "Outcomes per robot"), outcomeRows(s.outcomes.by_robot, "chart-outcomes-robot"))),
     el("p", { class: "muted" }, `Outcomes from the newest ${s.outcomes.memories_read} memories; green succeeded, red failed.`),
     el("div", { class: "panel wide", id: "recent-failures" }, el("h3", {}, "Recent failures"),
-      failures.memories.length ? memoryTable(failures.memories) : el("p", { class: "muted" }, "none")));
+      failures.memories.length ? memoryTable(failures.memories) : el("p", { class: "muted" }, "none")),
+    purgePanel());
+}
+
+// Hard-deletes what was forgotten, superseded or expired at least that many days ago, and gives the space back.
+function purgePanel() {
+  const days = el("input", { id: "purge-days", type: "number", min: "0", step: "any", value: "30", size: 6 });
+  const done = el("p", { id: "purge-result", class: "muted" });
+  return el("div", { class: "panel wide" }, el("h3", {}, "Purge"),
+    el("label", {}, "remove forgotten, superseded and expired memories older than (days; they are out of recall already)", days),
+    el("button", { id: "purge-button", class: "danger", on: { click: async () => {
+      const d = Number(days.value);
+      if (!days.value.trim() || !(d >= 0)) return fail("give the age in days (0 or more)");
+      try {
+        const r = await api("/api/purge", { method: "POST", body: { older_than_seconds: d * 86400 } });
+        done.textContent = `purged ${r.purged} ${r.purged === 1 ? "memory" : "memories"}; ${(r.reclaimed_bytes / 1048576).toFixed(1)} MiB given back`;
+      } catch (e) { fail(e); } } } }, "Purge"), done);
 }
 function outcomeRows(rows, id) {
   return rows.length ? outcomeBars(rows, id) : el("p", { class: "muted", id }, "no memory says task.success");
