@@ -5,6 +5,7 @@
 //! learn) in `embedding`, the fleet's outbox and merge in `fleet` / `fleet_apply`.
 
 mod browse;
+mod cipher;
 mod embedding;
 mod expiry;
 mod fleet;
@@ -279,15 +280,6 @@ impl Db {
     /// Writes recorded recall touches now (also done by every write and on drop).
     pub fn flush(&self) -> Result<()> {
         self.write(|_| Ok(()))
-    }
-
-    /// Re-encrypts the file with `key` (builds with the `encryption` feature; the
-    /// handle was opened with a key). The handle must be the file's only user:
-    /// [`Status::Busy`] while another handle or process has it open, and nothing
-    /// changes. Calls on other threads wait while it runs (it rewrites every page).
-    pub fn rekey(&self, key: &crate::Key) -> Result<()> {
-        self.flush()?;
-        self.store.rekey(key)
     }
 
     /// Closes the database and reports what dropping it would not: pending access
