@@ -30,6 +30,7 @@ pub mod error;
 pub mod ffi;
 pub(crate) mod fingerprint;
 pub mod fleet;
+pub(crate) mod key;
 pub mod limits;
 pub mod options;
 pub mod render;

@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 
 use crate::error::{Error, Result};
+pub use crate::key::Key;
 use crate::limits;
-pub use crate::store::cipher::Key;
 
 /// How hard a commit works to survive a power cut.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

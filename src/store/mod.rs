@@ -45,7 +45,7 @@ pub struct Store {
     /// Writers of several processes take turns ([`order`]); `None` in memory.
     turns: Option<order::Turns>,
     /// The file's encryption key, given to every connection opened ([`cipher`]).
-    key: parking_lot::RwLock<Option<cipher::Key>>,
+    key: parking_lot::RwLock<Option<crate::key::Key>>,
 }
 
 /// Per-connection settings, applied to every connection the store opens.
@@ -494,7 +494,7 @@ fn io_error(what: &str, path: &Path, e: std::io::Error) -> Error {
 /// an `immutable=1` URI built from the path (every byte that is not unreserved
 /// percent-encoded): read without locks, which holds because no writer can be
 /// logging into it (a writer would need that `-wal`).
-fn open_connection(path: &Path, c: ConnConfig, key: Option<&cipher::Key>) -> Result<Connection> {
+fn open_connection(path: &Path, c: ConnConfig, key: Option<&crate::key::Key>) -> Result<Connection> {
     let access = if c.read_only { OpenFlags::SQLITE_OPEN_READ_ONLY } else { OpenFlags::SQLITE_OPEN_READ_WRITE };
     let flags = access | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let literal = if path.is_relative() { Path::new(".").join(path) } else { path.to_path_buf() };

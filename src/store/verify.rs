@@ -28,7 +28,7 @@ use crate::error::{Error, Result, Status};
 
 /// Runs the checks of a `verify` open on the file at `path` (nothing to check
 /// when it does not exist yet or is empty).
-pub(super) fn verify_untouched(path: &Path, busy_timeout: Duration, key: Option<&super::cipher::Key>) -> Result<()> {
+pub(super) fn verify_untouched(path: &Path, busy_timeout: Duration, key: Option<&crate::key::Key>) -> Result<()> {
     if std::fs::metadata(path).map_or(true, |m| m.len() == 0) {
         return Ok(());
     }
@@ -50,7 +50,7 @@ pub(super) fn verify_untouched(path: &Path, busy_timeout: Duration, key: Option<
 
 /// A read-write connection (exclusive locks need one) that writes nothing: no
 /// checkpoint at close, queries only, no busy wait.
-fn open_quiet(path: &Path, key: Option<&super::cipher::Key>) -> Result<Connection> {
+fn open_quiet(path: &Path, key: Option<&crate::key::Key>) -> Result<Connection> {
     let conn = super::open_connection(path, super::ConnConfig::plain(), key)?;
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
     conn.busy_timeout(Duration::ZERO)?;
@@ -60,7 +60,7 @@ fn open_quiet(path: &Path, key: Option<&super::cipher::Key>) -> Result<Connectio
 
 /// The main file alone, read as a file that cannot change: SQLite takes no
 /// lock and opens no `-wal` or `-shm`.
-fn open_immutable(path: &Path, key: Option<&super::cipher::Key>) -> Result<Connection> {
+fn open_immutable(path: &Path, key: Option<&crate::key::Key>) -> Result<Connection> {
     use std::os::unix::ffi::OsStrExt;
     let literal = if path.is_relative() { Path::new(".").join(path) } else { path.to_path_buf() };
     let mut uri = String::from("file:");
