@@ -5,6 +5,7 @@
 #include <robotmem/robotmem.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -64,6 +65,13 @@ private:
 };
 
 /// Options for a database file with no fsync per commit (tests need none).
+/// Whether recall(query) on `db` returns memory `id`.
+inline bool recalled(const robotmem::Db& db, const std::string& query, std::int64_t id) {
+    for (const auto& h : db.recall(query).hits)
+        if (h.memory.id == id) return true;
+    return false;
+}
+
 inline robotmem::OpenOptions test_options(const std::string& path) {
     auto o = robotmem::OpenOptions::file(path);
     o.durability = robotmem::Durability::Normal;

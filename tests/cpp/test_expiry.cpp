@@ -11,12 +11,6 @@ namespace {
 using robotmem::Db;
 using robotmem::Status;
 
-bool recalled(const Db& db, const std::string& query, std::int64_t id) {
-    for (const auto& h : db.recall(query).hits)
-        if (h.memory.id == id) return true;
-    return false;
-}
-
 }  // namespace
 
 int main() {
@@ -30,9 +24,9 @@ int main() {
     const auto g = db.learn("the loading ramp at gate 7 is closed for repairs", gone);
     const auto m = db.get_memory(g.memory_id).memory;
     CHECK(m.expired && m.expires_at && m.status == robotmem::MemoryStatus::Active);
-    CHECK(!recalled(db, "loading ramp gate 7", g.memory_id));
+    CHECK(!check::recalled(db, "loading ramp gate 7", g.memory_id));
     db.set_expiry(g.memory_id, 600.0);
-    CHECK(recalled(db, "loading ramp gate 7", g.memory_id));
+    CHECK(check::recalled(db, "loading ramp gate 7", g.memory_id));
     db.set_expiry(g.memory_id, 0.0);
     CHECK(!db.get_memory(g.memory_id).memory.expires_at);
 

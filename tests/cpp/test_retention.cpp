@@ -13,12 +13,6 @@ namespace {
 using robotmem::Db;
 using robotmem::Status;
 
-bool recalled(const Db& db, const std::string& query, std::int64_t id) {
-    for (const auto& h : db.recall(query).hits)
-        if (h.memory.id == id) return true;
-    return false;
-}
-
 }  // namespace
 
 int main() {
@@ -36,7 +30,7 @@ int main() {
         CHECK(n.evicted == std::vector<std::int64_t>{b.memory_id});
         const auto p = db.save_perception("lidar sweep of aisle 3");
         CHECK(p.evicted == std::vector<std::int64_t>{a.memory_id});
-        CHECK(!recalled(db, "conveyor stopped noon", a.memory_id));
+        CHECK(!check::recalled(db, "conveyor stopped noon", a.memory_id));
         CHECK(db.try_get_memory(a.memory_id).status() == Status::NotFound);
         CHECK(db.get_memory(c.memory_id).memory.category == "constraint");
     }
