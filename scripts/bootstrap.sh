@@ -23,6 +23,9 @@ for tool in cmake:cmake pkg-config:pkg-config cc:gcc c++:g++ make:make valgrind:
 done
 # The robotmem command's fleet client (cargo feature `fleet`) uses the system's OpenSSL.
 dpkg-query -W -f='${Status}' libssl-dev 2>/dev/null | grep -q 'install ok installed' || pkgs+=(libssl-dev)
+# The encryption stage builds OpenSSL's libcrypto from the openssl-src crate: its
+# Configure needs the full perl (Debian's perl-base lacks modules it uses) and make.
+dpkg-query -W -f='${Status}' perl 2>/dev/null | grep -q 'install ok installed' || pkgs+=(perl)
 # scripts/fetch-model.sh needs Python 3 with pip and venv (Debian splits them out).
 command -v python3 >/dev/null 2>&1 || pkgs+=(python3)
 python3 -m pip --version >/dev/null 2>&1 || pkgs+=(python3-pip)
