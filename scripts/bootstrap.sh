@@ -41,3 +41,7 @@ if ! command -v cargo >/dev/null 2>&1; then
     echo "bootstrap: cargo not found. Install a stable Rust toolchain (1.92 or newer) with rustup." >&2
     exit 1
 fi
+
+# A clean clone builds in a cargo target directory cached under ~/.cache (scripts/lib/target-cache.sh).
+source "$(dirname "${BASH_SOURCE[0]}")/lib/target-cache.sh"
+robotmem_target_cache "$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
