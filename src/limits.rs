@@ -74,9 +74,6 @@ pub fn perception_metadata<'a>(field: &str, value: Option<&'a str>) -> Result<Op
     Ok(Some(m))
 }
 
-/// A point in time given from outside (import): RFC 3339, returned in the form
-/// every stored time has, UTC with milliseconds (`2026-03-09T10:30:00.123Z`), so
-/// stored times keep comparing as text.
 /// The current time as robotmem stores times (UTC, milliseconds).
 pub fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
@@ -111,6 +108,9 @@ pub fn expiry(ttl_seconds: Option<f64>, expires_at: Option<&str>, default_ttl: O
     }
 }
 
+/// A point in time given from outside (import, expiry, as-of): RFC 3339, returned in the form
+/// every stored time has, UTC with milliseconds (`2026-03-09T10:30:00.123Z`), so
+/// stored times keep comparing as text.
 pub fn timestamp(field: &str, value: &str) -> Result<String> {
     chrono::DateTime::parse_from_rfc3339(value.trim())
         .map(|t| t.with_timezone(&chrono::Utc).to_rfc3339_opts(chrono::SecondsFormat::Millis, true))

@@ -117,6 +117,36 @@ pub struct Memory {
     pub expired: bool,
 }
 
+/// One version of a memory ([`crate::Db::history`]): what it said and was from
+/// `valid_from` until `valid_to`, and what made it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryVersion {
+    /// The memory's version counter (the fleet's: it grows with every change).
+    pub version: i64,
+    /// The robot that wrote this version (`""`: this database's robot).
+    pub writer: String,
+    pub content: String,
+    pub context: String,
+    pub category: String,
+    /// Its confidence when it was replaced (the current one for the last version).
+    pub confidence: f64,
+    pub status: MemoryStatus,
+    pub superseded_by: Option<i64>,
+    /// Why it was forgotten, if it was.
+    pub invalidated_reason: Option<String>,
+    pub expires_at: Option<String>,
+    /// When it became the memory's state (stored time).
+    pub valid_from: String,
+    /// When the next version replaced it; `None`: the current version.
+    pub valid_to: Option<String>,
+    /// What made it: `learn`, `fleet` (received, or changed by another robot),
+    /// `import`, `update`, `forget`, `consolidation`, `expiry`, or `sql` (a
+    /// change made outside robotmem).
+    pub cause: String,
+    /// The robot whose change made it (`""`: this database's robot).
+    pub cause_writer: String,
+}
+
 /// How a duplicate was recognised.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DupMethod {

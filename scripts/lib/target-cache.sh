@@ -41,7 +41,7 @@ robotmem_target_cache() {
   # still be going), remove the rest.
   local old
   # shellcheck disable=SC2012  # names are ours: cargo-target-<hex>
-  ls -1dt "$cache"/cargo-target-* 2>/dev/null | grep -vxF "$dir" | tail -n +2 | while read -r old; do
+  for old in $(ls -1dt "$cache"/cargo-target-* 2>/dev/null | grep -vxF "$dir" | tail -n +2 || true); do
     echo "target cache: removing $old (another toolchain or Cargo.lock)"
     rm -rf "$old"
   done

@@ -65,7 +65,9 @@ impl Db {
             Some(d) => return Err(Error::invalid(format!("days must be in 1..=36500 (got {d})"))),
         };
         let req = ListRequest { category, ..*req };
-        self.store.read(|c| browse::list(c, &req, collection, session, since.as_deref()))
+        let mut page = self.store.read(|c| browse::list(c, &req, collection, session, since.as_deref()))?;
+        page.memories = page.memories.into_iter().map(|m| self.as_of_fixed(m)).collect();
+        Ok(page)
     }
 
     /// Totals of the file: memories by status, type, category, perception type and

@@ -11,6 +11,7 @@ mod expiry;
 mod fleet;
 mod fleet_apply;
 mod group;
+mod history;
 mod recall;
 mod retention;
 mod sessions;
@@ -95,6 +96,7 @@ impl<'a> Draft<'a> {
             terms: &self.terms,
             now,
             expires_at: self.expires_at.as_deref(),
+            stored_at: None,
             remote: None,
         }
     }
@@ -121,13 +123,15 @@ pub struct Db {
     opts: OpenOptions,
     /// Recall bookkeeping not yet written (`touches`).
     touches: Mutex<touches::Pending>,
-    embedder: Option<Box<dyn Embedder>>,
+    embedder: Option<std::sync::Arc<dyn Embedder>>,
     /// Why there is no embedder (empty when there is one).
     embed_note: String,
     /// See [`Db::committed_rev`]; set when a write transaction begins.
     base_rev: std::sync::atomic::AtomicI64,
     /// The index snapshots were saved (or tried) by `close` or drop.
     saved: std::sync::atomic::AtomicBool,
+    /// Set on a view of the database as of a past time ([`Db::as_of`]).
+    view: Option<history::View>,
 }
 
 /// Rows changed since an index's stored snapshot that make closing a handle
@@ -166,10 +170,21 @@ impl Db {
         let (embedder, embed_note) = match opts.embeddings {
             false => (None, "embeddings are turned off in the open options; BM25 only".to_string()),
             true => match Self::load_model_meanwhile(&opts, &store, &index, &vindex) {
-                Ok(e) => (Some(e), String::new()),
+                Ok(e) => (Some(std::sync::Arc::from(e)), String::new()),
                 Err(e) => (None, e.message),
             },
         };
+        Self::assemble(opts, store, (index, vindex), embedder, embed_note)
+    }
+
+    /// A handle over an open store and its (possibly preloaded) indexes.
+    fn assemble(
+        opts: OpenOptions,
+        store: Store,
+        (index, vindex): (search::text::TextIndex, search::vector::VectorIndex),
+        embedder: Option<std::sync::Arc<dyn Embedder>>,
+        embed_note: String,
+    ) -> Result<Db> {
         if let Some(e) = embedder.as_ref().filter(|_| !store.read_only()) {
             if store.read(vectors::stamp)?.is_none() {
                 store.write(&crate::store::NoHooks, |tx| vectors::adopt(tx, e.stamp()))?;
@@ -187,6 +202,7 @@ impl Db {
             embed_note,
             base_rev: Default::default(),
             saved: Default::default(),
+            view: None,
         };
         if db.opts.preload {
             db.store.read(|c| {
@@ -465,7 +481,9 @@ impl Db {
     /// One memory by id, whatever its status.
     pub fn get(&self, id: i64) -> Result<Memory> {
         let id = limits::memory_id(id)?;
-        self.store.read(|c| memory::get(c, id))?.ok_or_else(|| Error::not_found(format!("memory #{id} does not exist")))
+        let m = self.store.read(|c| memory::get(c, id))?;
+        let m = m.ok_or_else(|| Error::not_found(format!("memory #{id} does not exist")))?;
+        Ok(self.as_of_fixed(m))
     }
 
     /// Tags of a memory (automatic and user), sorted.

@@ -90,7 +90,8 @@ impl Db {
             (found, vector)
         });
         let (hits, mode) = found?;
-        if record {
+        // A view (`Db::as_of`) is read-only: its recalls are not accesses.
+        if record && self.view.is_none() {
             self.record_recall(&hits, mode);
         }
         Ok(RecallResult { hits, mode, query_vector: vector, query_ms: started.elapsed().as_secs_f64() * 1e3 })
@@ -119,6 +120,7 @@ impl Db {
         let mut hits = Vec::with_capacity(ranked.len());
         for r in ranked {
             let memory = memory::get(conn, r.id)?.ok_or_else(|| Error::internal("ranked memory vanished"))?;
+            let memory = self.as_of_fixed(memory);
             let (score, distance, matched, lexical, cosine) = (r.score, r.distance, r.matched, r.lexical, r.cosine);
             hits.push(Hit { memory, score, distance, matched, lexical, cosine, similar: Vec::new() });
         }

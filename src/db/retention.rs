@@ -7,7 +7,7 @@ use rusqlite::Connection;
 use super::Db;
 use crate::error::{Error, Result, Status};
 use crate::limits;
-use crate::store::retention;
+use crate::store::{history, retention};
 use crate::types::PurgeOutcome;
 
 /// Free pages one purge transaction gives back to the file system (1 MiB of
@@ -63,7 +63,8 @@ impl Db {
     /// per transaction, when the file was made with `auto_vacuum = INCREMENTAL`
     /// (every file robotmem 0.6 creates; an older file keeps them for reuse). When
     /// every memory of the file is to go, the newest stays for a later purge
-    /// (see `store::retention::keeper`). It also drops the records of removals
+    /// (see `store::retention::keeper`). Versions of the memories that stay
+    /// (`history`) replaced before the cutoff go too. It also drops the records of removals
     /// that every stored index copy reflects (`store::retention::prune_removals`).
     pub fn purge(&self, older_than_seconds: f64) -> Result<PurgeOutcome> {
         if !(older_than_seconds.is_finite() && (0.0..=limits::MAX_TTL_SECONDS).contains(&older_than_seconds)) {
@@ -91,6 +92,9 @@ impl Db {
                 break;
             }
         }
+        // The history of what stays: versions replaced before the cutoff.
+        let cutoff = retention::cutoff(older_than_seconds);
+        while self.write(|tx| history::purge_before(tx, &cutoff, retention::PURGE_BATCH * 10))? > 0 {}
         self.write(retention::prune_removals)?;
         let page_size: u64 =
             self.store.read(|c| Ok(c.query_row("PRAGMA page_size", [], |r| r.get::<_, i64>(0))?))? as u64;

@@ -272,7 +272,10 @@ impl Db {
         if let Some(existing_id) = existing {
             return Ok(LineOutcome::Duplicate { existing_id });
         }
-        let id = memory::insert(tx, &d.row(&m.category, m.confidence, m.decay_rate, &m.created_at))?;
+        let arrived = now();
+        let mut row = d.row(&m.category, m.confidence, m.decay_rate, &m.created_at);
+        row.stored_at = Some(&arrived);
+        let id = memory::insert(tx, &row)?;
         let restored = Restored {
             status: m.status.as_str(),
             decay_base: m.decay_base,

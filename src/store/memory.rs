@@ -3,6 +3,7 @@
 use rusqlite::types::ValueRef;
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
+use super::history;
 use crate::error::{Error, Result, Status};
 use crate::fingerprint;
 use crate::text;
@@ -37,6 +38,9 @@ pub struct NewMemory<'a> {
     pub now: &'a str,
     /// When it expires (stored-time format); `None`: never.
     pub expires_at: Option<&'a str>,
+    /// When this file got it, if not at `now` (an import keeps the original
+    /// creation time as `now`).
+    pub stored_at: Option<&'a str>,
     /// A memory received from the fleet: its identity and version. `None` for a
     /// local memory: a new UUIDv7 global id, version 1 (and a trigger logs it
     /// for sync once the file is claimed).
@@ -64,10 +68,10 @@ pub fn insert(conn: &Connection, m: &NewMemory) -> Result<i64> {
             perception_type, perception_data, perception_metadata, category, confidence,
             decay_rate, content_hash, created_at, updated_at, scope_files, scope_entities,
             scope_modules, is_real, term_count, terms, numbers_sig, decay_base, rev, decay_next_at,
-            global_id, origin, writer, version, meta_hash, expires_at)
+            global_id, origin, writer, version, meta_hash, expires_at, stored_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?14, ?15, ?16, ?17,
             ?18, ?19, ?20, ?21, ?11, {NEXT_REV}, CASE WHEN ?22 THEN NULL ELSE {} END,
-            ?23, coalesce(?24, ''), coalesce(?25, ''), coalesce(?26, 1), ?27, ?28)",
+            ?23, coalesce(?24, ''), coalesce(?25, ''), coalesce(?26, 1), ?27, ?28, coalesce(?29, ?14))",
         one_day_after("?14")
     ))?
     .execute(params![
@@ -99,6 +103,7 @@ pub fn insert(conn: &Connection, m: &NewMemory) -> Result<i64> {
         m.remote.map(|r| r.version),
         fingerprint::meta_hash(m.collection, m.session_id, m.category, m.context, m.now),
         m.expires_at,
+        m.stored_at,
     ])?;
     Ok(conn.last_insert_rowid())
 }
@@ -130,7 +135,7 @@ pub fn rewrite(conn: &Connection, id: i64, w: &Rewrite) -> Result<()> {
     let meta = kept.map(|(collection, session, created)| {
         fingerprint::meta_hash(&collection, session.as_deref(), w.category, w.context, &created)
     });
-    conn.prepare_cached(&format!(
+    let mut st = conn.prepare_cached(&format!(
         "UPDATE memories SET content = ?2, human_summary = ?3, category = ?4, confidence = ?5,
             decay_base = ?5, content_hash = ?6, context = ?7, is_real = ?8, term_count = ?9,
             scope_files = ?10, scope_entities = ?11, scope_modules = ?12, updated_at = ?13,
@@ -140,8 +145,8 @@ pub fn rewrite(conn: &Connection, id: i64, w: &Rewrite) -> Result<()> {
             meta_hash = ?19
          WHERE id = ?1",
         one_day_after("?13")
-    ))?
-    .execute(params![
+    ))?;
+    let args = params![
         id,
         w.content,
         text::summarize(w.content),
@@ -161,19 +166,21 @@ pub fn rewrite(conn: &Connection, id: i64, w: &Rewrite) -> Result<()> {
         w.remote.map(|r| &r.writer),
         w.remote.map(|r| r.version),
         meta,
-    ])?;
+    ];
+    history::caused(conn, history::cause::UPDATE, || Ok(st.execute(args)?))?;
     Ok(())
 }
 
 /// Soft-deletes memory `id` (forget): out of every search, kept for audit.
 /// `remote`: the fleet version that forgot it (`None`: a local forget).
 pub fn invalidate(conn: &Connection, id: i64, reason: &str, now: &str, remote: Option<&Replica>) -> Result<()> {
-    conn.prepare_cached(&format!(
+    let mut st = conn.prepare_cached(&format!(
         "UPDATE memories SET status = 'invalidated', invalidated_reason = ?2, invalidated_at = ?3,
             updated_at = ?3, rev = {NEXT_REV}, writer = coalesce(?4, writer), version = coalesce(?5, version)
          WHERE id = ?1"
-    ))?
-    .execute(params![id, reason, now, remote.map(|r| &r.writer), remote.map(|r| r.version)])?;
+    ))?;
+    let args = params![id, reason, now, remote.map(|r| &r.writer), remote.map(|r| r.version)];
+    history::caused(conn, history::cause::FORGET, || Ok(st.execute(args)?))?;
     unindex(conn, id)
 }
 
@@ -297,7 +304,8 @@ pub fn from_row(r: &Row) -> Result<Memory> {
 
 /// Sets (or, `None`, clears) when memory `id` expires.
 pub fn set_expiry(conn: &Connection, id: i64, expires_at: Option<&str>) -> Result<()> {
-    conn.prepare_cached("UPDATE memories SET expires_at = ?2 WHERE id = ?1")?.execute(params![id, expires_at])?;
+    let mut st = conn.prepare_cached("UPDATE memories SET expires_at = ?2 WHERE id = ?1")?;
+    history::caused(conn, history::cause::EXPIRY, || Ok(st.execute(params![id, expires_at])?))?;
     Ok(())
 }
 
@@ -361,11 +369,11 @@ pub fn tags(conn: &Connection, id: i64) -> Result<Vec<String>> {
 
 /// Marks a memory superseded by another and drops it from search.
 pub fn supersede(conn: &Connection, id: i64, by: i64, now: &str) -> Result<()> {
-    conn.prepare_cached(&format!(
+    let mut st = conn.prepare_cached(&format!(
         "UPDATE memories SET status = 'superseded', superseded_by = ?2, updated_at = ?3, rev = {NEXT_REV}
          WHERE id = ?1"
-    ))?
-    .execute(params![id, by, now])?;
+    ))?;
+    history::caused(conn, history::cause::CONSOLIDATION, || Ok(st.execute(params![id, by, now])?))?;
     unindex(conn, id)
 }
 

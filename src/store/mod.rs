@@ -11,6 +11,7 @@ pub mod browse;
 mod busy;
 pub(crate) mod cipher;
 mod group;
+pub mod history;
 pub mod memory;
 mod order;
 pub(crate) mod retention;
@@ -46,6 +47,9 @@ pub struct Store {
     turns: Option<order::Turns>,
     /// The file's encryption key, given to every connection opened ([`cipher`]).
     key: parking_lot::RwLock<Option<crate::key::Key>>,
+    /// Set on a store that must no longer be written (an as-of view, once
+    /// built): why, for the error.
+    frozen: std::sync::OnceLock<String>,
 }
 
 /// Per-connection settings, applied to every connection the store opens.
@@ -157,6 +161,7 @@ impl Store {
             path,
             config,
             key: parking_lot::RwLock::new(key),
+            frozen: Default::default(),
         };
         let prepared = (|| {
             if config.read_only {
@@ -238,6 +243,11 @@ impl Store {
         self.path.as_deref()
     }
 
+    /// From now on every write fails with `Status::ReadOnly` and `why`.
+    pub(crate) fn freeze(&self, why: String) {
+        let _ = self.frozen.set(why);
+    }
+
     /// Whether the store was opened read-only.
     pub fn read_only(&self) -> bool {
         self.config.read_only
@@ -245,6 +255,9 @@ impl Store {
 
     /// `Status::ReadOnly` when the store was opened read-only.
     pub(crate) fn writable(&self) -> Result<()> {
+        if let Some(why) = self.frozen.get() {
+            return Err(Error::new(Status::ReadOnly, why.clone()));
+        }
         if !self.config.read_only {
             return Ok(());
         }

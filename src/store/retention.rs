@@ -84,12 +84,16 @@ pub(crate) fn purgeable(conn: &Connection, older_than_s: f64, limit: usize) -> R
          WHERE (status != 'active' AND coalesce(invalidated_at, updated_at) <= ?1)
             OR (expires_at IS NOT NULL AND expires_at <= ?1)
          ORDER BY id LIMIT ?2";
-    let cutoff = chrono::Utc::now() - chrono::Duration::milliseconds((older_than_s * 1000.0).round() as i64);
-    let cutoff = cutoff.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     Ok(conn
         .prepare_cached(sql)?
-        .query_map(params![cutoff, limit as i64], |r| r.get(0))?
+        .query_map(params![cutoff(older_than_s), limit as i64], |r| r.get(0))?
         .collect::<rusqlite::Result<Vec<i64>>>()?)
+}
+
+/// The stored time `older_than_s` seconds ago.
+pub(crate) fn cutoff(older_than_s: f64) -> String {
+    let at = chrono::Utc::now() - chrono::Duration::milliseconds((older_than_s * 1000.0).round() as i64);
+    at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 /// The memory that carries the rev of removing `ids` (see [`remove`]): the one

@@ -7,7 +7,7 @@
 //! `rev` for the in-process search index (indexed), a decay anchor and the
 //! indexed time of each memory's next decay step, and a key/value `robotmem_meta` table.
 //! Version 2 adds the `embedded` flag, version 3 drops what nothing reads (see
-//! [`V3`]), version 4 adds `index_snapshots` ([`V4`]), version 5 the fleet replication log ([`V5`]), version 6 the checksum of a memory's other texts ([`V6`]), version 7 expiry ([`V7`]), version 8 the record of hard-deleted memories ([`V8`]). A database with a newer version than [`SCHEMA_VERSION`] is refused,
+//! [`V3`]), version 4 adds `index_snapshots` ([`V4`]), version 5 the fleet replication log ([`V5`]), version 6 the checksum of a memory's other texts ([`V6`]), version 7 expiry ([`V7`]), version 8 the record of hard-deleted memories ([`V8`]), version 9 the versions a change replaces ([`V9`]). A database with a newer version than [`SCHEMA_VERSION`] is refused,
 //! never touched.
 
 use rusqlite::Connection;
@@ -15,13 +15,13 @@ use rusqlite::Connection;
 use crate::error::{Error, Result, Status};
 
 /// Schema version written by this build.
-pub const SCHEMA_VERSION: i32 = 8;
+pub const SCHEMA_VERSION: i32 = 9;
 
 /// `PRAGMA application_id` of robotmem databases ("RMEM").
 pub const APPLICATION_ID: i32 = 0x524D_454D;
 
 /// Migrations: entry `i` upgrades version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8];
+const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9];
 
 const V1: &str = r#"
 CREATE TABLE memories (
@@ -290,6 +290,84 @@ CREATE TABLE memory_removals (
 );
 CREATE INDEX idx_removals_rev ON memory_removals(rev);
 CREATE INDEX idx_mem_inactive ON memories(collection) WHERE status != 'active';
+"#;
+
+/// Version 9: history (see `store::history`).
+/// - `stored_at`: when this file got the memory (an import keeps the original
+///   creation time in `created_at`; NULL for rows older than version 9, which
+///   were stored when they were created);
+/// - `memory_versions`: every change of what a memory says or is (content,
+///   context, category, status, what superseded it, expiry) keeps the version it
+///   replaces, written by a trigger in the changing transaction, so no writer
+///   (robotmem, the fleet's merge, an import, hand-made SQL) can skip it: the
+///   replaced row's text and everything derived from it, when it was replaced
+///   (SQLite's clock, UTC milliseconds), what replaced it and which robot;
+/// - `memory_change_cause`: the one row robotmem writes just before a change to
+///   say what it is (`update`, `forget`, `consolidation`, `expiry`, `import`);
+///   the trigger takes it and removes it. A change while the fleet's changes are
+///   applied is `fleet`; a change with no cause given, `sql`.
+/// A hard-deleted memory (eviction, purge) takes its versions with it.
+const V9: &str = r#"
+ALTER TABLE memories ADD COLUMN stored_at TEXT;
+CREATE TABLE memory_versions (
+    seq                 INTEGER PRIMARY KEY AUTOINCREMENT,
+    memory_id           INTEGER NOT NULL,
+    version             INTEGER NOT NULL,
+    writer              TEXT NOT NULL,
+    content             TEXT NOT NULL,
+    human_summary       TEXT NOT NULL,
+    context             TEXT NOT NULL,
+    category            TEXT NOT NULL,
+    confidence          REAL NOT NULL,
+    status              TEXT NOT NULL,
+    superseded_by       INTEGER,
+    invalidated_reason  TEXT,
+    invalidated_at      TEXT,
+    expires_at          TEXT,
+    content_hash        TEXT,
+    meta_hash           TEXT,
+    is_real             INTEGER NOT NULL,
+    term_count          INTEGER NOT NULL,
+    terms               TEXT NOT NULL,
+    numbers_sig         TEXT NOT NULL,
+    scope_files         TEXT NOT NULL,
+    scope_entities      TEXT NOT NULL,
+    scope_modules       TEXT NOT NULL,
+    updated_at          TEXT NOT NULL,
+    replaced_at         TEXT NOT NULL,
+    cause               TEXT NOT NULL,
+    cause_writer        TEXT NOT NULL
+);
+CREATE INDEX idx_versions_memory ON memory_versions(memory_id, replaced_at);
+CREATE INDEX idx_versions_replaced ON memory_versions(replaced_at);
+CREATE TABLE memory_change_cause (
+    one    INTEGER PRIMARY KEY CHECK (one = 1),
+    cause  TEXT NOT NULL
+);
+CREATE TRIGGER memory_versioned AFTER UPDATE OF content, context, category, status, superseded_by, expires_at
+    ON memories
+WHEN new.content IS NOT old.content OR new.context IS NOT old.context OR new.category IS NOT old.category
+    OR new.status IS NOT old.status OR new.superseded_by IS NOT old.superseded_by
+    OR new.expires_at IS NOT old.expires_at
+BEGIN
+    INSERT INTO memory_versions (memory_id, version, writer, content, human_summary, context, category,
+        confidence, status, superseded_by, invalidated_reason, invalidated_at, expires_at, content_hash,
+        meta_hash, is_real, term_count, terms, numbers_sig, scope_files, scope_entities, scope_modules,
+        updated_at, replaced_at, cause, cause_writer)
+    VALUES (old.id, old.version, old.writer, old.content, old.human_summary, old.context, old.category,
+        old.confidence, old.status, old.superseded_by, old.invalidated_reason, old.invalidated_at,
+        old.expires_at, old.content_hash, old.meta_hash, old.is_real, old.term_count, old.terms,
+        old.numbers_sig, old.scope_files, old.scope_entities, old.scope_modules, old.updated_at,
+        strftime('%Y-%m-%dT%H:%M:%fZ', 'now'),
+        CASE WHEN EXISTS (SELECT 1 FROM sync_applying) THEN 'fleet'
+             ELSE coalesce((SELECT cause FROM memory_change_cause), 'sql') END,
+        CASE WHEN EXISTS (SELECT 1 FROM sync_applying) THEN new.writer ELSE '' END);
+    DELETE FROM memory_change_cause;
+END;
+CREATE TRIGGER memory_versions_removed AFTER DELETE ON memories
+BEGIN
+    DELETE FROM memory_versions WHERE memory_id = old.id;
+END;
 "#;
 
 /// Computes `meta_hash` of every memory that has none (schema 6). The sync

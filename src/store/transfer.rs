@@ -3,6 +3,7 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
+use super::history;
 use crate::error::Result;
 use crate::store::memory::{self, COLUMNS};
 use crate::types::Memory;
@@ -170,12 +171,12 @@ pub struct Restored<'a> {
 }
 
 pub fn restore(conn: &Connection, id: i64, r: &Restored) -> Result<()> {
-    conn.prepare_cached(
+    let mut st = conn.prepare_cached(
         "UPDATE memories SET status = ?2, decay_base = ?3, decay_next_at = ?4, invalidated_reason = ?5,
             invalidated_at = ?6, access_count = ?7, return_count = ?8, last_accessed = ?9, updated_at = ?10
          WHERE id = ?1",
-    )?
-    .execute(params![
+    )?;
+    let args = params![
         id,
         r.status,
         r.decay_base,
@@ -186,8 +187,10 @@ pub fn restore(conn: &Connection, id: i64, r: &Restored) -> Result<()> {
         r.return_count,
         r.last_accessed,
         r.updated_at
-    ])?;
-    Ok(())
+    ];
+    history::caused(conn, history::cause::IMPORT, || Ok(st.execute(args)?))?;
+    // The row was made by this import: its own status is not a change of it.
+    history::drop_versions(conn, id)
 }
 
 /// A memory that is the same record as an imported inactive one (superseded or
@@ -210,7 +213,9 @@ pub fn find_same(
 
 /// Points a superseded memory at the memory that replaced it.
 pub fn set_superseded_by(conn: &Connection, id: i64, by: i64) -> Result<()> {
-    conn.prepare_cached("UPDATE memories SET superseded_by = ?2 WHERE id = ?1 AND status = 'superseded'")?
-        .execute(params![id, by])?;
-    Ok(())
+    let mut st =
+        conn.prepare_cached("UPDATE memories SET superseded_by = ?2 WHERE id = ?1 AND status = 'superseded'")?;
+    history::caused(conn, history::cause::IMPORT, || Ok(st.execute(params![id, by])?))?;
+    // Set while the import links what it brought: not a change of the memory.
+    history::drop_versions(conn, id)
 }
