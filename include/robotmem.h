@@ -36,9 +36,9 @@
 #include <stdint.h>
 
 #define RM_VERSION_MAJOR 0
-#define RM_VERSION_MINOR 6
+#define RM_VERSION_MINOR 7
 #define RM_VERSION_PATCH 0
-#define RM_VERSION_STRING "0.6.0"
+#define RM_VERSION_STRING "0.7.0"
 
 
 // Confidence of a new perception (spec 000: the column default 0.9). Sensor data
@@ -219,25 +219,6 @@ typedef int32_t rm_dup_method;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
-// Kind of memory.
-enum rm_memory_type
-#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
-  : int32_t
-#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
- {
-  // Declarative experience stored by rm_learn().
-  RM_MEMORY_FACT = 0,
-  // Sensor / trajectory data stored by rm_save_perception().
-  RM_MEMORY_PERCEPTION = 1,
-};
-#ifndef __cplusplus
-#if __STDC_VERSION__ >= 202311L
-typedef enum rm_memory_type rm_memory_type;
-#else
-typedef int32_t rm_memory_type;
-#endif // __STDC_VERSION__ >= 202311L
-#endif // __cplusplus
-
 // Lifecycle state of a memory.
 enum rm_memory_status
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -255,6 +236,25 @@ enum rm_memory_status
 typedef enum rm_memory_status rm_memory_status;
 #else
 typedef int32_t rm_memory_status;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+// Kind of memory.
+enum rm_memory_type
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // Declarative experience stored by rm_learn().
+  RM_MEMORY_FACT = 0,
+  // Sensor / trajectory data stored by rm_save_perception().
+  RM_MEMORY_PERCEPTION = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum rm_memory_type rm_memory_type;
+#else
+typedef int32_t rm_memory_type;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -529,6 +529,47 @@ typedef struct rm_learn_batch_result {
   const struct rm_learn_result *results;
   size_t count;
 } rm_learn_batch_result;
+
+// One version of a memory. Strings are UTF-8, NUL-terminated and owned by the
+// rm_history_result that contains this struct; times are ISO 8601 UTC with
+// milliseconds ("2026-03-09T10:30:00.123Z").
+typedef struct rm_memory_version {
+  // The memory's version counter (it grows with every change, here or in the fleet).
+  int64_t version;
+  // The robot that wrote this version ("": this database's robot).
+  const char *writer;
+  const char *content;
+  // The context JSON object of this version.
+  const char *context_json;
+  const char *category;
+  // Its confidence when it was replaced (the current one for the last version).
+  double confidence;
+  rm_memory_status status;
+  // Id of the memory that replaced it; 0 if none.
+  int64_t superseded_by;
+  // Why it was forgotten; NULL if it was not.
+  const char *invalidated_reason;
+  // When it expires; NULL: never.
+  const char *expires_at;
+  // When it became the memory's state.
+  const char *valid_from;
+  // When the next version replaced it; NULL for the current version.
+  const char *valid_to;
+  // What made it: "learn", "fleet" (received, or changed by another robot),
+  // "import", "update", "forget", "consolidation", "expiry", or "sql" (a change
+  // made outside robotmem).
+  const char *cause;
+  // The robot whose change made it ("": this database's robot).
+  const char *cause_writer;
+} rm_memory_version;
+
+// Result of rm_memory_history(). Free with rm_history_result_free().
+typedef struct rm_history_result {
+  int64_t memory_id;
+  // Oldest first; the last one is the memory as it is now. At least one.
+  const struct rm_memory_version *versions;
+  size_t count;
+} rm_history_result;
 
 // A memory as seen from C. All strings are UTF-8, NUL-terminated and owned by
 // the result that contains this struct.
@@ -909,6 +950,48 @@ void rm_learn_batch_result_free(struct rm_learn_batch_result *r);
 // objects). Free *out_json with rm_string_free().
 rm_status rm_learn_batch_result_json(const struct rm_learn_batch_result *r,
                                      char **out_json);
+
+// Every version of a memory, whatever its status: what it said (content,
+// context, category) and was (status, expiry), from when to when, and which
+// change made it by which robot. Every change of content, context, category,
+// status or expiry keeps the version it replaces (also changes received from
+// the fleet, and changes made to the file outside robotmem). rm_purge() drops
+// versions replaced before its cutoff; a hard-deleted memory has no history.
+//
+// Errors: RM_INVALID_ARGUMENT (NULL out, id <= 0), RM_NOT_FOUND, RM_CLOSED.
+// Ownership: free *out with rm_history_result_free(). Thread-safe.
+rm_status rm_memory_history(struct rm_db *db,
+                            int64_t memory_id,
+                            struct rm_history_result **out);
+
+// Frees a history result. NULL is accepted.
+void rm_history_result_free(struct rm_history_result *r);
+
+// JSON rendering of a history ({"memory_id": …, "versions": [...]}). Free
+// *out_json with rm_string_free().
+rm_status rm_history_result_json(const struct rm_history_result *r,
+                                 char **out_json);
+
+// Opens a read-only view of `db` as it was at `as_of` (RFC 3339, e.g.
+// "2026-11-20T14:03:00Z", not in the future): the memories the file had then,
+// each with its content, context, category and state of that time (forgotten,
+// superseded or expired only if it was by then), and the sessions of then.
+// rm_recall() (hybrid or BM25, context filters, spatial sort) and
+// rm_get_memory() on the view answer as of that time; a write on it returns
+// RM_READ_ONLY, and its recalls do not count as accesses. The view is built in
+// memory when opened (it copies the rows and vectors of then and embeds the
+// texts changed since: about as long as recalling from a fresh process plus
+// ~10 µs per memory), so open one and run several reads on it. Confidence is
+// the memory's current one, or, for a version replaced since, the one it had
+// when it was replaced.
+//
+// Errors: RM_INVALID_ARGUMENT (NULL argument, not an RFC 3339 time, a future
+// time, `db` is itself a view), RM_CLOSED, RM_IO.
+// Ownership: the caller owns *out_view and must pass it to rm_close(); it
+// does not depend on `db` staying open. Thread-safe.
+rm_status rm_open_as_of(struct rm_db *db,
+                        const char *as_of,
+                        struct rm_db **out_view);
 
 // Sets every field of `opts` to its default (all NULL).
 //

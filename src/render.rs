@@ -289,3 +289,29 @@ mod tests {
         }
     }
 }
+
+/// A memory's versions, oldest first ([`crate::Db::history`]).
+pub fn history(id: i64, versions: &[MemoryVersion]) -> Value {
+    let list: Vec<Value> = versions
+        .iter()
+        .map(|v| {
+            json!({
+                "version": v.version,
+                "writer": v.writer,
+                "content": v.content,
+                "context": v.context,
+                "category": v.category,
+                "confidence": v.confidence,
+                "status": v.status.as_str(),
+                "superseded_by": v.superseded_by,
+                "invalidated_reason": v.invalidated_reason,
+                "expires_at": v.expires_at,
+                "valid_from": v.valid_from,
+                "valid_to": v.valid_to,
+                "cause": v.cause,
+                "cause_writer": v.cause_writer,
+            })
+        })
+        .collect();
+    json!({ "memory_id": id, "versions": list })
+}

@@ -220,3 +220,28 @@ fn imports_purge_and_changes_made_outside_robotmem() {
         conn.query_row("SELECT count(*) FROM memory_versions WHERE memory_id = ?1", [id], |r| r.get(0)).unwrap();
     assert_eq!(left, 0);
 }
+
+#[test]
+fn a_file_of_robotmem_0_6_gets_history_from_its_upgrade_on() {
+    let d = scratch::Scratch::new("history-upgrade");
+    let (id, created) = {
+        let db = open(&d.db());
+        let id = learn(&db, "the lift at gate 2 is slow in the morning", None);
+        (id, db.get(id).unwrap().created_at)
+    };
+    // Back to schema 8, as robotmem 0.6 wrote it.
+    let c = rusqlite::Connection::open(d.db()).unwrap();
+    c.execute_batch(
+        "DROP TRIGGER memory_versioned; DROP TRIGGER memory_versions_removed; DROP TABLE memory_versions;
+         DROP TABLE memory_change_cause; ALTER TABLE memories DROP COLUMN stored_at; PRAGMA user_version = 8;",
+    )
+    .unwrap();
+    drop(c);
+    let db = open(&d.db());
+    let h = db.history(id).unwrap();
+    assert_eq!((h.len(), h[0].cause.as_str(), h[0].valid_from.as_str()), (1, "learn", created.as_str()));
+    let t = mark();
+    db.update(id, "the lift at gate 2 was repaired and is fast again", None).unwrap();
+    assert_eq!(db.history(id).unwrap().len(), 2);
+    assert!(db.as_of(&t).unwrap().get(id).unwrap().content.contains("slow"));
+}

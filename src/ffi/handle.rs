@@ -270,12 +270,16 @@ pub unsafe extern "C" fn rm_open(opts: *const rm_open_options, out_db: *mut *mut
             }
             o.key_file = opt_str(c.key_file, "opts.key_file")?.map(Into::into);
         }
-        let db = Db::open(o)?;
-        let handle = NEXT_HANDLE.fetch_add(0x10, Ordering::Relaxed);
-        registry().write().insert(handle, Arc::new(db));
-        *out_db = handle as *mut rm_db;
+        *out_db = register(Db::open(o)?);
         Ok(())
     })
+}
+
+/// A new handle for `db` (closed by rm_close()).
+pub(crate) fn register(db: Db) -> *mut rm_db {
+    let handle = NEXT_HANDLE.fetch_add(0x10, Ordering::Relaxed);
+    registry().write().insert(handle, Arc::new(db));
+    handle as *mut rm_db
 }
 
 /// Whether this library opens encrypted files (built with encryption: CMake

@@ -62,6 +62,16 @@ pub enum rm_memory_status {
     RM_MEMORY_INVALIDATED = 2,
 }
 
+impl From<MemoryStatus> for rm_memory_status {
+    fn from(s: MemoryStatus) -> Self {
+        match s {
+            MemoryStatus::Active => rm_memory_status::RM_MEMORY_ACTIVE,
+            MemoryStatus::Superseded => rm_memory_status::RM_MEMORY_SUPERSEDED,
+            MemoryStatus::Invalidated => rm_memory_status::RM_MEMORY_INVALIDATED,
+        }
+    }
+}
+
 /// How a duplicate was recognised (RM_DUP_NONE when the memory was created).
 #[repr(i32)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -154,11 +164,7 @@ pub(crate) fn c_memory(m: &Memory, a: &mut Arena) -> rm_memory {
         human_summary: a.str(&m.human_summary),
         category: a.str(&m.category),
         confidence: m.confidence,
-        status: match m.status {
-            MemoryStatus::Active => rm_memory_status::RM_MEMORY_ACTIVE,
-            MemoryStatus::Superseded => rm_memory_status::RM_MEMORY_SUPERSEDED,
-            MemoryStatus::Invalidated => rm_memory_status::RM_MEMORY_INVALIDATED,
-        },
+        status: m.status.into(),
         superseded_by: m.superseded_by.unwrap_or(0),
         context_json: a.str(&m.context),
         params_json,

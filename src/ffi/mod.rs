@@ -20,6 +20,7 @@
 //! | `arena.rs` | what results are built from: arena, boxed results, JSON |
 //! | `handle.rs` | `rm_db`, `rm_open_options`, open / close / flush, version, status names, last error, string free |
 //! | `embedding.rs` | embedding status, rm_reembed, rm_learn_batch |
+//! | `history.rs` | rm_memory_history and its result, rm_open_as_of |
 //! | `memory.rs` | `rm_memory`; rm_learn, rm_get_memory, rm_forget, rm_update and their results |
 //! | `perception.rs` | rm_save_perception, its options and result |
 //! | `recall.rs` | rm_recall, its options, hits and result |
@@ -43,6 +44,7 @@ mod guard;
 mod handle;
 
 mod embedding;
+mod history;
 mod memory;
 mod perception;
 mod recall;
@@ -52,6 +54,7 @@ mod session;
 pub use embedding::*;
 pub use guard::rm_status;
 pub use handle::*;
+pub use history::*;
 pub use memory::*;
 pub use perception::*;
 pub use recall::*;
