@@ -352,7 +352,7 @@ fn the_default_directory_is_made_private_again() {
 #[test]
 fn a_version_2_database_is_migrated_with_its_memories() {
     // (to version 3, then 4: the index snapshots table, 5: the fleet replication log, 6: the texts' checksum,
-    // 7: expiry, 8: the record of removed memories)
+    // 7: expiry, 8: the record of removed memories, 9: history)
     let dir = temp();
     let path = dir.path().join("m.db");
     let id = learn(&open(&path), "the spare gripper is in the left drawer").memory_id;
@@ -361,7 +361,9 @@ fn a_version_2_database_is_migrated_with_its_memories() {
         // snapshots, no global ids, no replication log.
         let c = rusqlite::Connection::open(&path).unwrap();
         c.execute_batch(
-            "DROP TRIGGER sync_given_id; DROP TRIGGER sync_learned; DROP TRIGGER sync_changed; DROP TRIGGER sync_session_ended;
+            "DROP TRIGGER memory_versioned; DROP TRIGGER memory_versions_removed; DROP TABLE memory_versions;
+             DROP TABLE memory_change_cause; ALTER TABLE memories DROP COLUMN stored_at;
+             DROP TRIGGER sync_given_id; DROP TRIGGER sync_learned; DROP TRIGGER sync_changed; DROP TRIGGER sync_session_ended;
              DROP TABLE sync_outbox; DROP TABLE sync_remote; DROP TABLE sync_marks; DROP TABLE sync_applying;
              DROP INDEX idx_mem_global;
              ALTER TABLE memories DROP COLUMN global_id; ALTER TABLE memories DROP COLUMN origin;

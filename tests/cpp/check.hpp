@@ -64,7 +64,6 @@ private:
     std::filesystem::path path_;
 };
 
-/// Options for a database file with no fsync per commit (tests need none).
 /// Whether recall(query) on `db` returns memory `id`.
 inline bool recalled(const robotmem::Db& db, const std::string& query, std::int64_t id) {
     for (const auto& h : db.recall(query).hits)
@@ -72,6 +71,7 @@ inline bool recalled(const robotmem::Db& db, const std::string& query, std::int6
     return false;
 }
 
+/// Options for a database file with no fsync per commit (tests need none).
 inline robotmem::OpenOptions test_options(const std::string& path) {
     auto o = robotmem::OpenOptions::file(path);
     o.durability = robotmem::Durability::Normal;

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "detail.hpp"
@@ -37,6 +38,7 @@ using SessionOwned = COwned<rm_session, rm_session_free>;
 using SummaryOwned = COwned<rm_session_summary, rm_session_summary_free>;
 using EmbeddingInfoOwned = COwned<rm_embedding_info, rm_embedding_info_free>;
 using LearnBatchOwned = COwned<rm_learn_batch_result, rm_learn_batch_result_free>;
+using HistoryOwned = COwned<rm_history_result, rm_history_result_free>;
 using StringOwned = COwned<char, rm_string_free>;
 
 inline std::string str(const char* p) { return p ? std::string(p) : std::string(); }
@@ -201,6 +203,31 @@ inline void copy_into(const rm_session_summary& r, SessionSummary& o) {
     o.compression_ratio = r.compression_ratio;
     o.avg_similarity = r.avg_similarity;
     o.related = copy_hits(r.related, r.related_count);
+}
+
+inline void copy_into(const rm_history_result& r, History& o) {
+    o.memory_id = r.memory_id;
+    o.versions.clear();
+    o.versions.reserve(r.count);
+    for (std::size_t i = 0; i < r.count; ++i) {
+        const rm_memory_version& v = r.versions[i];
+        MemoryVersion m;
+        m.version = v.version;
+        m.writer = str(v.writer);
+        m.content = str(v.content);
+        m.context_json = str(v.context_json);
+        m.category = str(v.category);
+        m.confidence = v.confidence;
+        m.status = static_cast<MemoryStatus>(v.status);
+        m.superseded_by = v.superseded_by;
+        m.invalidated_reason = opt_str(v.invalidated_reason);
+        m.expires_at = opt_str(v.expires_at);
+        m.valid_from = str(v.valid_from);
+        m.valid_to = opt_str(v.valid_to);
+        m.cause = str(v.cause);
+        m.cause_writer = str(v.cause_writer);
+        o.versions.push_back(std::move(m));
+    }
 }
 
 /// Copies a C result into `out`, then (with Json::Render) adds the library's JSON

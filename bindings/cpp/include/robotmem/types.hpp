@@ -312,6 +312,33 @@ struct ReembedResult {
     bool rebuilt = false;        ///< this call dropped another model's vectors to rebuild them
 };
 
+/// One version of a memory (rm_memory_version): what it said and was from
+/// valid_from until valid_to, and the change that made it.
+struct MemoryVersion {
+    std::int64_t version = 0;           ///< the memory's version counter (grows with every change)
+    std::string writer;                 ///< robot that wrote this version ("": this database's robot)
+    std::string content;
+    std::string context_json;
+    std::string category;
+    double confidence = 0.0;            ///< when it was replaced (the current one for the last version)
+    MemoryStatus status = MemoryStatus::Active;
+    std::int64_t superseded_by = 0;     ///< 0 if none
+    std::optional<std::string> invalidated_reason;  ///< why it was forgotten; nullopt if it was not
+    std::optional<std::string> expires_at;          ///< nullopt: never
+    std::string valid_from;             ///< when it became the memory's state
+    std::optional<std::string> valid_to;  ///< when the next version replaced it; nullopt: current
+    /// What made it: "learn", "fleet", "import", "update", "forget",
+    /// "consolidation", "expiry" or "sql" (a change made outside robotmem).
+    std::string cause;
+    std::string cause_writer;           ///< robot whose change made it ("": this database's robot)
+};
+
+/// Result of Db::history() (rm_history_result): oldest first, the current last.
+struct History : JsonRendering {
+    std::int64_t memory_id = 0;
+    std::vector<MemoryVersion> versions;
+};
+
 /// Result of Db::end_session() (rm_session_summary).
 struct SessionSummary : JsonRendering {
     std::string session_id;
