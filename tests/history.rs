@@ -231,11 +231,7 @@ fn a_file_of_robotmem_0_6_gets_history_from_its_upgrade_on() {
     };
     // Back to schema 8, as robotmem 0.6 wrote it.
     let c = rusqlite::Connection::open(d.db()).unwrap();
-    c.execute_batch(
-        "DROP TRIGGER memory_versioned; DROP TRIGGER memory_versions_removed; DROP TABLE memory_versions;
-         DROP TABLE memory_change_cause; ALTER TABLE memories DROP COLUMN stored_at; PRAGMA user_version = 8;",
-    )
-    .unwrap();
+    c.execute_batch(&format!("{} PRAGMA user_version = 8;", scratch::UNDO_SCHEMA_9)).unwrap();
     drop(c);
     let db = open(&d.db());
     let h = db.history(id).unwrap();

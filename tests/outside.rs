@@ -5,6 +5,9 @@
 //! failed before its fix. Temporary files live in `tempfile` guards (removed also
 //! when an assertion fails).
 
+#[path = "common/scratch.rs"]
+mod scratch;
+
 use std::path::{Path, PathBuf};
 
 use robotmem::*;
@@ -360,10 +363,9 @@ fn a_version_2_database_is_migrated_with_its_memories() {
         // Back to what schema 2 had: the FTS5 table and the per-column indexes, no
         // snapshots, no global ids, no replication log.
         let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch(scratch::UNDO_SCHEMA_9).unwrap();
         c.execute_batch(
-            "DROP TRIGGER memory_versioned; DROP TRIGGER memory_versions_removed; DROP TABLE memory_versions;
-             DROP TABLE memory_change_cause; ALTER TABLE memories DROP COLUMN stored_at;
-             DROP TRIGGER sync_given_id; DROP TRIGGER sync_learned; DROP TRIGGER sync_changed; DROP TRIGGER sync_session_ended;
+            "DROP TRIGGER sync_given_id; DROP TRIGGER sync_learned; DROP TRIGGER sync_changed; DROP TRIGGER sync_session_ended;
              DROP TABLE sync_outbox; DROP TABLE sync_remote; DROP TABLE sync_marks; DROP TABLE sync_applying;
              DROP INDEX idx_mem_global;
              ALTER TABLE memories DROP COLUMN global_id; ALTER TABLE memories DROP COLUMN origin;

@@ -351,7 +351,7 @@ fn a_file_from_before_retention_is_upgraded_and_purged_without_shrinking() {
     // As 0.5 before schema 8 left it: no removals table (nor the history of
     // schema 9), and (as every file made before 0.5) auto_vacuum NONE.
     let c = rusqlite::Connection::open(d.db()).unwrap();
-    c.execute_batch(&format!("PRAGMA auto_vacuum = NONE; VACUUM; {UNDO_SCHEMA_9} DROP TABLE memory_removals; DROP INDEX idx_mem_inactive; PRAGMA user_version = 7;")).unwrap();
+    c.execute_batch(&format!("PRAGMA auto_vacuum = NONE; VACUUM; {} DROP TABLE memory_removals; DROP INDEX idx_mem_inactive; PRAGMA user_version = 7;", scratch::UNDO_SCHEMA_9)).unwrap();
     assert_eq!(c.query_row("PRAGMA auto_vacuum", [], |r| r.get::<_, i64>(0)).unwrap(), 0);
     drop(c);
     let db = open_with(&d.db(), |o| o.max_memories = 2);
@@ -374,7 +374,3 @@ fn a_file_from_before_retention_is_upgraded_and_purged_without_shrinking() {
         .unwrap();
     assert_eq!((v, av), (9, 0), "upgraded to schema 9, auto_vacuum left as it was");
 }
-
-/// SQL that takes a schema-9 file back to schema 8 (what robotmem 0.6 wrote).
-const UNDO_SCHEMA_9: &str = "DROP TRIGGER memory_versioned; DROP TRIGGER memory_versions_removed;
-    DROP TABLE memory_versions; DROP TABLE memory_change_cause; ALTER TABLE memories DROP COLUMN stored_at;";

@@ -5,6 +5,9 @@
 //! text. Before: `get` returned RM_OK with the flipped summary (and context).
 //! Files of schema 5 are migrated and keep reading.
 
+#[path = "common/scratch.rs"]
+mod scratch;
+
 use std::path::Path;
 
 use robotmem::internals::text;
@@ -99,7 +102,7 @@ fn an_old_file_is_migrated_and_its_texts_verified_from_then_on() {
     // Back to schema 5: no checksum of the other texts.
     rusqlite::Connection::open(&p)
         .unwrap()
-        .execute_batch("ALTER TABLE memories DROP COLUMN meta_hash; DROP TRIGGER sync_changed; DROP INDEX idx_mem_expiry; ALTER TABLE memories DROP COLUMN expires_at; DROP TABLE memory_removals; DROP INDEX idx_mem_inactive; PRAGMA user_version = 5;")
+        .execute_batch(&format!("{} ALTER TABLE memories DROP COLUMN meta_hash; DROP TRIGGER sync_changed; DROP INDEX idx_mem_expiry; ALTER TABLE memories DROP COLUMN expires_at; DROP TABLE memory_removals; DROP INDEX idx_mem_inactive; PRAGMA user_version = 5;", scratch::UNDO_SCHEMA_9))
         .unwrap();
     let m = open(&p).get(id).unwrap();
     assert_eq!(m.content, LONG, "readable after the migration");

@@ -40,3 +40,8 @@ pub fn open_lexical(p: &Path) -> robotmem::Db {
     o.durability = robotmem::Durability::Normal;
     robotmem::Db::open(o).unwrap()
 }
+
+/// SQL that takes a schema-9 file back to schema 8 (what robotmem 0.6 wrote):
+/// no history. Tests of older files run it first.
+pub const UNDO_SCHEMA_9: &str = "DROP TRIGGER memory_versioned; DROP TRIGGER memory_versions_removed;
+    DROP TABLE memory_versions; DROP TABLE memory_change_cause; ALTER TABLE memories DROP COLUMN stored_at;";

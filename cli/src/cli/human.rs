@@ -3,7 +3,8 @@
 use std::fmt::Write;
 
 use robotmem::{
-    EmbeddingStatus, Hit, LearnOutcome, Memory, MemoryStatus, PerceptionOutcome, RecallResult, SessionEnded,
+    EmbeddingStatus, Hit, LearnOutcome, Memory, MemoryStatus, MemoryVersion, PerceptionOutcome, RecallResult,
+    SessionEnded,
 };
 
 /// A text on one line: newlines and other control characters shown escaped, so a
@@ -189,6 +190,37 @@ pub fn status(s: &EmbeddingStatus) -> String {
     let _ = writeln!(out, "  {} memories waiting for a vector", s.pending);
     if !s.reason.is_empty() {
         let _ = writeln!(out, "  {}", line(&s.reason));
+    }
+    out
+}
+
+/// A memory's versions, oldest first: when each held, what made it, what it said.
+pub fn history(id: i64, versions: &[MemoryVersion]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "#{id}: {} version(s), oldest first", versions.len());
+    for v in versions {
+        let until = v.valid_to.as_deref().unwrap_or("now");
+        let who =
+            if v.cause_writer.is_empty() { String::new() } else { format!(" by robot {}", line(&v.cause_writer)) };
+        let _ = writeln!(
+            out,
+            "  {} .. {}  {}{who} · {} · {}",
+            v.valid_from,
+            until,
+            v.cause,
+            v.status.as_str(),
+            line(&v.category)
+        );
+        let _ = writeln!(out, "    {}", line(&v.content));
+        if let Some(r) = &v.invalidated_reason {
+            let _ = writeln!(out, "    forgotten: {}", line(r));
+        }
+        if let Some(t) = &v.expires_at {
+            let _ = writeln!(out, "    expires at {t}");
+        }
+        if let Some(by) = v.superseded_by {
+            let _ = writeln!(out, "    superseded by #{by}");
+        }
     }
     out
 }

@@ -65,7 +65,14 @@ enum Command {
     /// The most relevant memories for a query (rm_recall).
     Recall(request::Recall),
     /// One memory by id, with its tags (rm_get).
-    Get { id: i64 },
+    Get {
+        id: i64,
+        /// The memory as it was at this time (RFC 3339; not in the future).
+        #[arg(long, value_name = "TIME")]
+        as_of: Option<String>,
+    },
+    /// Every version of a memory: what it said and was, when, and what changed it (rm_memory_history).
+    History(request::History),
     /// Forget a memory (soft delete, with a reason).
     Forget(request::Forget),
     /// Replace a memory's text (and optionally its context).
@@ -136,6 +143,7 @@ impl Command {
     fn only_reads(&self) -> bool {
         match self {
             Command::Get { .. }
+            | Command::History(_)
             | Command::Status
             | Command::List(_)
             | Command::Stats
@@ -308,9 +316,13 @@ fn run_on(a: &Args, db: Db) -> Result<()> {
             }
             out(o.json, human::recall(&o.data));
         }
-        Command::Get { id } => {
-            let o = request::get(&db, *id)?;
+        Command::Get { id, as_of } => {
+            let o = request::get(&db, *id, as_of)?;
             out(o.json, human::memory(&o.data.0, &o.data.1));
+        }
+        Command::History(r) => {
+            let o = request::history(&db, r)?;
+            out(o.json, human::history(r.memory_id, &o.data));
         }
         Command::Forget(r) => {
             let o = request::forget(&db, r)?;

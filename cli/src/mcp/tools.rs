@@ -63,7 +63,8 @@ Put numbers in context (params/spatial/robot/task) so recall can filter on them.
         name: "recall",
         description: "Retrieve the memories most relevant to a natural-language query (BM25 + vector hybrid search, RRF merge). \
 Filter with context_filter (dot-path conditions on the context JSON) and sort by distance with spatial_sort. \
-Returns {\"memories\": [...], \"total\", \"mode\", \"query_ms\"}; each memory has id, content, category, confidence, context partitions.",
+Returns {\"memories\": [...], \"total\", \"mode\", \"query_ms\"}; each memory has id, content, category, confidence, context partitions. \
+With as_of (RFC 3339) it answers as the memory was at that time: what the robot knew and believed then.",
         schema: schema::<p::Recall>,
         call: recall,
         read_only: true,
@@ -123,6 +124,15 @@ and returns a summary with related memories from other sessions.",
         schema: schema::<p::EndSession>,
         call: end_session,
         read_only: false,
+    },
+    Def {
+        name: "memory_history",
+        description: "Every version of one memory, oldest first: its content, context, category and status from valid_from \
+to valid_to, and the change that made each (learn, update, forget, consolidation, expiry, fleet, import) with the robot \
+that made it (cause_writer; empty: this robot). Use it to see what a memory said when a decision was taken.",
+        schema: schema::<p::History>,
+        call: memory_history,
+        read_only: true,
     },
     Def {
         name: "doctor",
@@ -224,6 +234,10 @@ fn start_session(db: &Db, args: Value) -> Result<Value, Fail> {
 
 fn end_session(db: &Db, args: Value) -> Result<Value, Fail> {
     Ok(p::end_session(db, &parse(args)?)?.json)
+}
+
+fn memory_history(db: &Db, args: Value) -> Result<Value, Fail> {
+    Ok(p::history(db, &parse(args)?)?.json)
 }
 
 fn doctor(db: &Db, args: Value) -> Result<Value, Fail> {

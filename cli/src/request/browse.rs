@@ -95,9 +95,18 @@ pub struct List {
     #[arg(long, default_value_t = default_per_page())]
     #[serde(default = "default_per_page")]
     pub per_page: u32,
+    /// List as the database was at this time (RFC 3339; not in the future): the memories it had then, with their
+    /// text, context and state of then.
+    #[arg(long, value_name = "TIME")]
+    #[serde(default)]
+    pub as_of: Option<String>,
 }
 
 pub fn list(db: &Db, r: &List) -> Result<Reply<MemoryPage>> {
+    super::history::at(db, &r.as_of, |db| list_now(db, r))
+}
+
+fn list_now(db: &Db, r: &List) -> Result<Reply<MemoryPage>> {
     let data = db.list(&ListRequest {
         collection: given(&r.collection),
         kind: r.kind.map(KindFilter::kind),

@@ -155,12 +155,15 @@ fn read_data(path: &Path) -> Result<Vec<u8>> {
 }
 
 /// One memory with its user tags (`"tags"` in the JSON).
-pub fn get(db: &Db, id: i64) -> Result<Reply<(Memory, Vec<String>)>> {
-    let m = db.get(id)?;
-    let tags = db.tags(id)?;
-    let mut json = render::memory(&m);
-    json["tags"] = json!(tags);
-    Ok(Reply { json, data: (m, tags) })
+/// One memory with its tags; with `as_of` (RFC 3339) as it was then.
+pub fn get(db: &Db, id: i64, as_of: &Option<String>) -> Result<Reply<(Memory, Vec<String>)>> {
+    super::history::at(db, as_of, |db| {
+        let m = db.get(id)?;
+        let tags = db.tags(id)?;
+        let mut json = render::memory(&m);
+        json["tags"] = json!(tags);
+        Ok(Reply { json, data: (m, tags) })
+    })
 }
 
 #[derive(clap::Args, Deserialize, JsonSchema, Debug, Clone)]

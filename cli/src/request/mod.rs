@@ -15,6 +15,7 @@
 //! default collection applies.
 
 mod browse;
+mod history;
 mod memory;
 mod recall;
 mod retention;
@@ -24,6 +25,7 @@ mod spatial;
 mod tests;
 
 pub use browse::{dashboard, doctor, list, recent_failures, stats, List, RecentFailures};
+pub use history::{history, History};
 pub use memory::{
     forget, get, learn, save_perception, set_expiry, update, Forget, Learn, SavePerception, SetExpiry, Update,
 };

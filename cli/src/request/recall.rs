@@ -44,6 +44,11 @@ pub struct Recall {
     #[arg(long)]
     #[serde(default)]
     pub collection: Option<String>,
+    /// Recall as the database was at this time (RFC 3339, e.g. 2026-11-20T14:03:00Z; not in the future): the
+    /// memories it had then, with their text, context and state of then.
+    #[arg(long, value_name = "TIME")]
+    #[serde(default)]
+    pub as_of: Option<String>,
 }
 
 /// Recalls; `n` outside 1–[`limits::MAX_RESULTS`] is refused on every surface.
@@ -68,12 +73,14 @@ fn recall_as(db: &Db, r: &Recall, record: bool) -> Result<Reply<RecallResult>> {
         spatial_sort: given(&r.spatial_sort),
         group_similar: r.group_similar,
     };
-    let data = if record { db.recall(&req)? } else { db.recall_unrecorded(&req)? };
-    let mut json = render::recall(&data);
-    if let Some(w) = req.spatial_sort.and_then(|s| super::spatial::warning(s, &data.hits)) {
-        json["warnings"] = serde_json::json!([w]);
-    }
-    Ok(Reply { json, data })
+    super::history::at(db, &r.as_of, |db| {
+        let data = if record { db.recall(&req)? } else { db.recall_unrecorded(&req)? };
+        let mut json = render::recall(&data);
+        if let Some(w) = req.spatial_sort.and_then(|s| super::spatial::warning(s, &data.hits)) {
+            json["warnings"] = serde_json::json!([w]);
+        }
+        Ok(Reply { json, data })
+    })
 }
 
 /// [`recall`] with how many memories match the query (not only its filters):

@@ -77,8 +77,24 @@ pub async fn search(State(app): State<Arc<App>>, RawQuery(q): RawQuery) -> Respo
     answer(app, move |db| Ok(request::recall_counted(db, &query(q)?)?.json)).await
 }
 
-pub async fn memory(State(app): State<Arc<App>>, Path(raw): Path<String>) -> Response {
-    answer(app, move |db| Ok(request::get(db, id(&raw)?)?.json)).await
+/// The `as_of` of a query string (`?as_of=TIME`), if given.
+#[derive(serde::Deserialize)]
+struct AsOf {
+    #[serde(default)]
+    as_of: Option<String>,
+}
+
+pub async fn memory(State(app): State<Arc<App>>, Path(raw): Path<String>, RawQuery(q): RawQuery) -> Response {
+    answer(app, move |db| {
+        let at: AsOf = query(q)?;
+        Ok(request::get(db, id(&raw)?, &at.as_of)?.json)
+    })
+    .await
+}
+
+/// A memory's versions (GET /api/memory/{id}/history).
+pub async fn history(State(app): State<Arc<App>>, Path(raw): Path<String>) -> Response {
+    answer(app, move |db| Ok(request::history(db, &request::History { memory_id: id(&raw)? })?.json)).await
 }
 
 pub async fn update(State(app): State<Arc<App>>, Path(raw): Path<String>, bytes: Bytes) -> Response {

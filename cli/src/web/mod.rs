@@ -90,7 +90,8 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/api/sessions/{id}/memories", get(api::session_memories))
         .route("/api/collections", get(api::collections))
         .route("/api/categories", get(api::categories))
-        .route("/api/recent-failures", get(api::recent_failures));
+        .route("/api/recent-failures", get(api::recent_failures))
+        .route("/api/memory/{id}/history", get(api::history));
     api = if app.read_only {
         api.route("/api/memory/{id}", get(api::memory))
     } else {

@@ -208,9 +208,10 @@ const outcomeCell = (o) => (o.success === undefined ? el("td", { class: "outcome
 const when = (s) => (s || "").replace("T", " ").slice(0, 16);
 
 // ---- views ------------------------------------------------------------------------
-function memoryRow(m, extra) {
+function memoryRow(m, extra, asOf) {
   const o = outcome(m.context);
-  return el("tr", { class: "row" + (o.success === false ? " failed" : ""), "data-id": m.id, on: { click: () => go(`#/memory/${m.id}`) } },
+  const to = asOf ? `#/memory/${m.id}?as_of=${encodeURIComponent(asOf)}` : `#/memory/${m.id}`;
+  return el("tr", { class: "row" + (o.success === false ? " failed" : ""), "data-id": m.id, on: { click: () => go(to) } },
     el("td", { class: "id" }, "#" + m.id),
     el("td", { class: "content" }, m.content),
     outcomeCell(o), el("td", { class: "robot" }, o.robot || ""), el("td", { class: "task" }, o.task || ""),
@@ -220,10 +221,15 @@ function memoryRow(m, extra) {
     el("td", { class: "muted nowrap" }, when(m.created_at)),
     extra || null);
 }
-function memoryTable(list, extraHead, extra) {
+function memoryTable(list, extraHead, extra, asOf) {
   return el("table", { class: "memories" },
     el("thead", {}, el("tr", {}, ["id", "memory", "outcome", "robot", "task", "kind", "conf.", "collection", "learned"].map((h) => el("th", {}, h)), extraHead ? el("th", {}, extraHead) : null)),
-    el("tbody", {}, list.map((m, i) => memoryRow(m, extra ? extra(m, i) : null))));
+    el("tbody", {}, list.map((m, i) => memoryRow(m, extra ? extra(m, i) : null, asOf))));
+}
+// The banner of a page that shows the memory as it was at a past time.
+function asOfBanner(t, now) {
+  return t ? el("p", { class: "as-of", id: "as-of-banner" }, `As the memory was at ${t} (UTC): what this robot had learned and believed then. `,
+    el("a", { href: now }, "show now")) : null;
 }
 
 async function dashboard() {
@@ -279,7 +285,8 @@ function filterForm(q, onSubmit) {
     input("collection", "collection", { size: 10 }), select("type", "type", ["", "fact", "perception"]),
     input("category", "category", { size: 10 }), select("status", "status", ["active", "superseded", "forgotten", "all"]),
     input("min_confidence", "min confidence", { size: 4 }), input("days", "last days", { size: 4 }),
-    input("session", "session", { size: 12 }), el("button", { type: "submit" }, "Filter"));
+    input("session", "session", { size: 12 }),
+    input("as_of", "as of (UTC time)", { size: 22, placeholder: "2026-11-20T14:03:00Z", id: "list-as-of" }), el("button", { type: "submit" }, "Filter"));
   f.addEventListener("submit", (e) => { e.preventDefault(); onSubmit(new URLSearchParams([...new FormData(f)].filter(([, v]) => v !== ""))); });
   return f;
 }
@@ -296,7 +303,9 @@ async function memories(q) {
   const p = await api("/api/memories?" + q.toString());
   const pages = Math.max(1, Math.ceil(p.total / p.per_page));
   const to = (n) => { q.set("page", String(n)); go("#/memories?" + q.toString()); };
-  show(el("h2", {}, "Memories"), filterForm(q, (nq) => go("#/memories?" + nq.toString())), memoryTable(p.memories), pager(page, pages, p.total, to, p.total_exact));
+  const now = new URLSearchParams(q); now.delete("as_of");
+  show(el("h2", {}, "Memories"), asOfBanner(p.as_of, "#/memories?" + now.toString()), filterForm(q, (nq) => go("#/memories?" + nq.toString())),
+    memoryTable(p.memories, null, null, p.as_of), pager(page, pages, p.total, to, p.total_exact));
 }
 
 async function search(q) {
@@ -315,6 +324,7 @@ async function search(q) {
     el("label", {}, "n", el("input", { name: "n", value: q.get("n") || "", placeholder: "5", size: 3 })),
     el("label", {}, "context filter (JSON)", el("input", { name: "filter", value: q.get("filter") || "", size: 24, placeholder: '{"task.success": true}' })),
     el("label", {}, "spatial sort (JSON)", el("input", { name: "spatial", value: q.get("spatial") || "", size: 24 })),
+    el("label", {}, "as of (UTC time)", el("input", { id: "search-as-of", name: "as_of", value: q.get("as_of") || "", size: 22, placeholder: "2026-11-20T14:03:00Z" })),
     el("label", {}, "repeats", el("select", { id: "search-group", name: "group_similar" },
       el("option", { value: "true", selected: group }, "group"), el("option", { value: "false", selected: !group }, "show each"))),
     el("button", { id: "search-button", type: "submit" }, "Search"));
@@ -326,11 +336,12 @@ async function search(q) {
     m._distance !== undefined ? ` · dist ${m._distance === null ? "–" : fmt(m._distance, 3)}` : "", m._matched === false ? " · filter only" : "",
     m._similar ? el("div", { class: "similar" }, `+ ${m._similar.length} similar: `,
       m._similar.slice(0, 12).flatMap((id) => [el("a", { href: `#/memory/${id}`, on: { click: (e) => e.stopPropagation() } }, `#${id}`), " "]), m._similar.length > 12 ? "…" : "") : null);
-  show(el("h2", {}, "Search"), form,
+  const now = new URLSearchParams(q); now.delete("as_of");
+  show(el("h2", {}, "Search"), asOfBanner(r.as_of, "#/search?" + now.toString()), form,
     el("p", { class: "summary" }, el("strong", { id: "search-count" }, count(r)),
       el("span", { id: "search-mode", class: "muted" }, `${grouped(r) ? ` · the rows stand for ${grouped(r)} memories (repeats grouped)` : ""} · mode ${r.mode} · query vector ${r.query_vector} · ${fmt(r.query_ms)} ms`)),
     (r.warnings || []).map((w) => el("p", { class: "warning search-warning" }, w)),
-    memoryTable(r.memories, "why", why));
+    memoryTable(r.memories, "why", why, r.as_of));
 }
 
 // "5 of 37 matches": results shown of the memories that match the query (a floor when not exact).
@@ -344,12 +355,14 @@ function grouped(r) {
   return folded ? r.memories.length + folded : 0;
 }
 
-async function detail(id) {
-  const m = await api(`/api/memory/${encodeURIComponent(id)}`);
+async function detail(id, q = new URLSearchParams()) {
+  const asOf = q.get("as_of") || "";
+  const [m, h] = await Promise.all([api(`/api/memory/${encodeURIComponent(id)}${asOf ? "?as_of=" + encodeURIComponent(asOf) : ""}`),
+    api(`/api/memory/${encodeURIComponent(id)}/history`)]);
   let ctx = m.context;
   try { ctx = JSON.stringify(JSON.parse(m.context), null, 2); } catch (_) { /* free text */ }
   const parts = [
-    el("h2", {}, `Memory #${m.id}`),
+    el("h2", {}, `Memory #${m.id}`), asOfBanner(m.as_of, `#/memory/${m.id}`),
     el("div", { class: "panel" },
       el("p", { id: "detail-content", class: "content" }, m.content),
       el("p", {}, el("span", { class: "pill", id: "memory-status" }, m.status), m.expired ? el("span", { class: "pill expired", id: "memory-expired" }, "expired") : null,
@@ -359,6 +372,7 @@ async function detail(id) {
         m.expires_at ? ` · ${m.expired ? "expired" : "expires"} ${m.expires_at}` : ""),
       el("p", { id: "detail-tags" }, (m.tags || []).map((t) => el("span", { class: "pill" }, t)))),
     el("h3", {}, "Context"), el("pre", { id: "detail-context" }, ctx),
+    historyPanel(m.id, h.versions, m.as_of),
   ];
   if (m.perception_type) {
     parts.push(el("h3", {}, `Perception: ${m.perception_type}`));
@@ -367,7 +381,7 @@ async function detail(id) {
     else if (m.perception_data !== undefined) parts.push(el("pre", {}, JSON.stringify(m.perception_data, null, 2).slice(0, 20000)));
     if (m.perception_metadata) parts.push(el("pre", {}, m.perception_metadata));
   }
-  if (m.status === "active") {
+  if (m.status === "active" && !m.as_of) {
     const content = el("textarea", { id: "edit-content" }, m.content);
     const context = el("textarea", { id: "edit-context" }, ctx);
     const reason = el("input", { id: "forget-reason", placeholder: "why (e.g. miscalibrated sensor)", size: 40 });
@@ -386,6 +400,27 @@ async function detail(id) {
       expiryPanel(m)));
   }
   show(parts);
+}
+
+// A memory's versions, oldest first: from when to when, what made each, what it said.
+// Each start time opens the memory as it was then; the version shown is marked.
+function historyPanel(id, versions, asOf) {
+  const shown = (v) => (asOf ? v.valid_from <= asOf && (!v.valid_to || asOf < v.valid_to) : !v.valid_to);
+  const cause = (v) => [v.cause, v.cause_writer ? `by robot ${v.cause_writer}` : ""].filter(Boolean).join(" ");
+  return el("div", { class: "panel history", id: "history" },
+    el("h3", {}, `History: ${versions.length} version${versions.length === 1 ? "" : "s"}`),
+    el("table", { class: "versions" },
+      el("thead", {}, el("tr", {}, ["from", "until", "change", "state", "category", "what it said"].map((x) => el("th", {}, x)))),
+      el("tbody", {}, versions.map((v) => el("tr", { class: "version" + (shown(v) ? " shown" : "") },
+        el("td", { class: "nowrap" }, el("a", { href: `#/memory/${id}?as_of=${encodeURIComponent(v.valid_from)}` }, when(v.valid_from))),
+        el("td", { class: "nowrap muted" }, v.valid_to ? when(v.valid_to) : "now"),
+        el("td", { class: "cause" }, el("span", { class: "pill" }, cause(v))),
+        el("td", {}, el("span", { class: v.status === "active" ? "pill" : "pill bad" }, v.status),
+          v.invalidated_reason ? el("div", { class: "muted" }, "why: ", v.invalidated_reason) : null,
+          v.expires_at ? el("div", { class: "muted" }, `expires ${when(v.expires_at)}`) : null,
+          v.superseded_by ? el("div", { class: "muted" }, "by ", el("a", { href: `#/memory/${v.superseded_by}` }, `#${v.superseded_by}`)) : null),
+        el("td", { class: "muted" }, v.category),
+        el("td", { class: "content" }, v.content))))));
 }
 
 // Sets when a memory expires (it then leaves recall, listings and dedup), or that it never does.
@@ -461,7 +496,7 @@ async function route() {
   try {
     if (parts[0] === "memories") await memories(q);
     else if (parts[0] === "search") await search(q);
-    else if (parts[0] === "memory" && parts[1]) await detail(decodeURIComponent(parts[1]));
+    else if (parts[0] === "memory" && parts[1]) await detail(decodeURIComponent(parts[1]), q);
     else if (parts[0] === "sessions") await sessions(q);
     else if (parts[0] === "session" && parts[1]) await timeline(decodeURIComponent(parts[1]));
     else await dashboard();
