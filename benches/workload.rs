@@ -19,6 +19,8 @@ mod batch;
 mod corpus;
 #[path = "workload/embedding/mod.rs"]
 mod embedding;
+#[path = "workload/history.rs"]
+mod history;
 #[path = "workload/realtext/mod.rs"]
 mod realtext;
 #[path = "workload/reuse.rs"]
@@ -50,6 +52,7 @@ struct Args {
     keep: bool,
     seed: u64,
     reuse: Option<PathBuf>,
+    history: Option<PathBuf>,
     kinds: Vec<String>,
     encrypted: bool,
 }
@@ -69,6 +72,8 @@ const USAGE: &str = "usage: cargo bench --bench workload -- [--memories N] [--re
   --reuse FILE     no learning: open FILE (a database kept by --keep) and run the recall mix
                    in this fresh process (RSS of open + recall; rows per context_filter)
   --kinds LIST     with --reuse: only these kinds of recall (plain,filter,spatial)
+  --history FILE   views as of a past time on FILE (changed: 1 % updated, 1 % forgotten after it):
+                   build time, recall mix on the view, RSS
   --encrypted      open the databases with a key (a bench built with --features encryption)
   --embedding      the embedding benchmark instead (its own options: --embedding --help)
   --real-text      the real-text benchmark instead (its own options: --real-text --help)
@@ -84,6 +89,7 @@ fn parse_args() -> Result<Args, String> {
         keep: false,
         seed: corpus::SEED,
         reuse: None,
+        history: None,
         kinds: Vec::new(),
         encrypted: false,
     };
@@ -102,6 +108,7 @@ fn parse_args() -> Result<Args, String> {
             "--encrypted" if robotmem::ENCRYPTION => a.encrypted = true,
             "--encrypted" => return Err("--encrypted: this bench was built without --features encryption".into()),
             "--reuse" => a.reuse = Some(PathBuf::from(value("--reuse")?)),
+            "--history" => a.history = Some(PathBuf::from(value("--history")?)),
             "--kinds" => a.kinds = value("--kinds")?.split(',').map(str::to_string).collect(),
             "--durability" => {
                 a.durabilities = match value("--durability")?.as_str() {
@@ -178,6 +185,9 @@ fn main() {
         eprintln!("workload: {e}\n{USAGE}");
         std::process::exit(2);
     });
+    if let Some(file) = &args.history {
+        return history::run(file, args.recalls, args.warmup, args.seed);
+    }
     if let Some(file) = &args.reuse {
         return reuse::run(file, args.recalls, args.warmup, args.seed, &args.kinds);
     }

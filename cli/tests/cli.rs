@@ -138,6 +138,37 @@ fn expiry_by_ttl_time_and_expire() {
 }
 
 #[test]
+fn history_and_as_of() {
+    let r = Run::new();
+    let id = learn(&r, "the left gripper pad is worn; grip force 12 N holds mugs", &[]);
+    let learned = r.json(&["get", &id.to_string()])["created_at"].as_str().unwrap().to_string();
+    r.json(&["update", &id.to_string(), "the left gripper pad was replaced; grip force 8 N holds mugs"]);
+    r.json(&["forget", &id.to_string(), "--reason", "swapped for a suction cup"]);
+    let h = r.json(&["history", &id.to_string()]);
+    let versions = h["versions"].as_array().unwrap();
+    let causes: Vec<&str> = versions.iter().map(|v| v["cause"].as_str().unwrap()).collect();
+    assert_eq!(causes, ["learn", "update", "forget"], "{h}");
+    assert_eq!(versions[2]["invalidated_reason"], "swapped for a suction cup");
+    let text = r.text(&["history", &id.to_string()]);
+    assert!(text.contains("3 version(s)") && text.contains("update") && text.contains("worn"), "{text}");
+    // As of the learn: the first text, active, recalled and listed.
+    let then = r.json(&["get", &id.to_string(), "--as-of", &learned]);
+    assert_eq!((then["status"].as_str(), then["as_of"].as_str()), (Some("active"), Some(learned.as_str())), "{then}");
+    assert!(then["content"].as_str().unwrap().contains("worn"));
+    let hits = r.json(&["recall", "gripper pad", "--as-of", &learned]);
+    assert_eq!(hits["memories"][0]["id"].as_i64(), Some(id), "{hits}");
+    assert!(r.json(&["recall", "gripper pad"])["memories"].as_array().unwrap().is_empty(), "forgotten now");
+    assert_eq!(r.json(&["list", "--as-of", &learned])["total"], 1);
+    assert_eq!(r.json(&["list"])["total"], 0, "the active listing of now");
+    // Bad times: invalid argument (exit 11), naming the field; an unknown memory: not found (12).
+    let e = r.fails(&["recall", "gripper", "--as-of", "yesterday"], 11);
+    assert!(e["error"]["message"].as_str().unwrap().contains("as_of"), "{e}");
+    r.fails(&["get", &id.to_string(), "--as-of", "2999-01-01T00:00:00Z"], 11);
+    r.fails(&["history", "999"], 12);
+    r.fails(&["history", "0"], 11);
+}
+
+#[test]
 fn errors_name_the_field_and_map_to_exit_codes() {
     let r = Run::new();
     let e = r.fails(&["learn", "   "], 11);

@@ -439,6 +439,16 @@ fn an_expired_memory_expires_on_every_robot() {
     synced(sync_once(&f1, &r1, &[]));
     assert_eq!(recalled(&db1), vec![m1.id]);
     converged(&hub, &[f1, f2]).unwrap();
+    // History on each robot: what came from the fleet says so, and from which robot.
+    let causes = |db: &Db, id: i64| -> Vec<(String, String)> {
+        db.history(id).unwrap().into_iter().map(|v| (v.cause, v.cause_writer)).collect()
+    };
+    let pair = |c: &str, w: &str| (c.to_string(), w.to_string());
+    assert_eq!(causes(&db2, m2.id), [pair("fleet", "r1"), pair("fleet", "r1"), pair("expiry", "")]);
+    assert_eq!(causes(&db1, m1.id), [pair("learn", ""), pair("expiry", ""), pair("fleet", "r2")]);
+    // As of before r1's expiry reached it, r2 recalled the memory.
+    let then = db2.as_of(&db2.history(m2.id).unwrap()[0].valid_from).unwrap();
+    assert_eq!(recalled(&then).len(), 1, "r2 as of its receipt");
 }
 
 /// Eviction and purge are local: the hub and the other robots keep the memory;

@@ -39,7 +39,7 @@ fn current_protocol_via_server_discover() {
     assert!(versions.contains(&json!("2026-07-28")) && versions.contains(&json!("2024-11-05")), "{d}");
     assert_eq!(d["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "robotmem", "{d}");
     let t = s.request("tools/list", json!({"_meta": meta}));
-    assert_eq!(t["tools"].as_array().unwrap().len(), 10);
+    assert_eq!(t["tools"].as_array().unwrap().len(), 11);
     let r = s.request(
         "tools/call",
         json!({"name": "learn", "arguments": {"insight": "spoken in the current protocol"}, "_meta": meta}),
@@ -75,6 +75,7 @@ fn reference() -> Vec<Row> {
         ("recall", "context_filter", "string", false, Some(Value::Null), None, None, None, None),
         ("recall", "spatial_sort", "string", false, Some(Value::Null), None, None, None, None),
         ("recall", "group_similar", "boolean", false, Some(json!(false)), None, None, None, None),
+        ("recall", "as_of", "string", false, Some(Value::Null), None, None, None, None),
         ("save_perception", "description", "string", true, None, None, None, Some(5), Some(300)),
         ("save_perception", "perception_type", "string", false, s("visual"), None, None, None, None),
         ("save_perception", "data", "string", false, Some(Value::Null), None, None, None, None),
@@ -96,6 +97,7 @@ fn reference() -> Vec<Row> {
         ("start_session", "context", "string", false, Some(Value::Null), None, None, None, None),
         ("end_session", "session_id", "string", true, None, None, None, None, None),
         ("end_session", "outcome_score", "number", false, Some(Value::Null), Some(0.0), Some(1.0), None, None),
+        ("memory_history", "memory_id", "integer", true, None, None, None, None, None),
     ]
 }
 
@@ -117,6 +119,7 @@ fn tools_list_matches_the_api_reference() {
             "purge",
             "start_session",
             "end_session",
+            "memory_history",
             "doctor"
         ]
     );
@@ -257,6 +260,18 @@ fn every_tool_valid_and_invalid() {
     ] {
         s.fails("purge", bad, &["older_than_seconds"]);
     }
+    // history and recall as of a past time (before the update above)
+    let h = s.ok("memory_history", json!({"memory_id": id}));
+    let causes: Vec<&str> = h["versions"].as_array().unwrap().iter().map(|v| v["cause"].as_str().unwrap()).collect();
+    assert_eq!(causes, ["learn", "update"], "{h}");
+    let before = h["versions"][0]["valid_from"].as_str().unwrap().to_string();
+    let then = s.ok("recall", json!({"query": "grip force red cups", "as_of": before}));
+    assert_eq!(then["as_of"], before.as_str());
+    assert!(then["memories"][0]["content"].as_str().unwrap().contains("12.5N"), "{then}");
+    s.fails("recall", json!({"query": "grip", "as_of": "yesterday"}), &["as_of", "RFC 3339"]);
+    s.fails("recall", json!({"query": "grip", "as_of": "2999-01-01T00:00:00Z"}), &["future"]);
+    s.fails("memory_history", json!({"memory_id": 9999}), &["RM_NOT_FOUND"]);
+    s.fails("memory_history", json!({}), &["memory_id"]);
     // forget
     let g = s.ok("forget", json!({"memory_id": id, "reason": "sensor calibration error"}));
     assert_eq!(g["status"], "forgotten");

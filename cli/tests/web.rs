@@ -140,6 +140,29 @@ fn read_endpoints() {
 }
 
 #[test]
+fn history_and_as_of() {
+    let s = server(&[]);
+    let first = get(&s, "/api/memory/1").json();
+    let learned = first["created_at"].as_str().unwrap().to_string();
+    let up =
+        request(&s, "PUT", "/api/memory/1", WRITE, Some(br#"{"content": "grasp 1 of the blue cup at 2N slipped"}"#));
+    assert_eq!(up.code, 200, "{}", up.body);
+    let h = get(&s, "/api/memory/1/history").json();
+    let versions = h["versions"].as_array().unwrap();
+    assert_eq!((versions.len(), versions[1]["cause"].as_str()), (2, Some("update")), "{h}");
+    let at = |path: &str| format!("{path}{}as_of={}", if path.contains('?') { "&" } else { "?" }, learned);
+    let then = get(&s, &at("/api/memory/1")).json();
+    assert!(then["content"].as_str().unwrap().contains("red cup") && then["as_of"] == learned.as_str(), "{then}");
+    let found = get(&s, &at("/api/search?q=red+cup+grasp+1&n=100")).json();
+    assert!(found["memories"].as_array().unwrap().iter().any(|m| m["id"] == 1), "{found}");
+    assert_eq!(get(&s, &at("/api/memories")).json()["total"], 1, "only #1 existed then");
+    assert_error(&get(&s, "/api/memory/1?as_of=soon"), 400, "as_of");
+    assert_error(&get(&s, "/api/search?q=cup&as_of=2999-01-01T00:00:00Z"), 400, "future");
+    assert_error(&get(&s, "/api/memory/999/history"), 404, "999");
+    assert_error(&get(&s, "/api/memory/x/history"), 400, "memory id");
+}
+
+#[test]
 fn writes_need_csrf_and_valid_bodies() {
     let s = server(&[]);
     // No CSRF header, a foreign Origin: refused, nothing changes.

@@ -279,6 +279,30 @@ def main():
         wait.until(EC.text_to_be_present_in_element((By.ID, "memory-status"), "invalidated"))
         check(cli("get", str(target))["status"] == "invalidated", "forgotten in the file")
         shot("forgotten")
+        # History: every version with what changed it; a version's time opens the memory as it was then.
+        wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "#history tr.version")))
+        rows = d.find_elements(By.CSS_SELECTOR, "#history tr.version")
+        causes = [r.find_element(By.CSS_SELECTOR, "td.cause").text for r in rows]
+        check(causes == ["learn", "expiry", "expiry", "forget"], f"history lists each change ({causes})")
+        check("miscalibrated lidar" in rows[-1].text and "shown" in rows[-1].get_attribute("class"),
+              "the current version is the forgotten one, marked")
+        shot("history")
+        rows[0].find_element(By.TAG_NAME, "a").click()
+        wait.until(EC.presence_of_element_located((By.ID, "as-of-banner")))
+        wait.until(lambda drv: drv.execute_script("return document.body.dataset.ready === location.hash"))
+        check(d.find_element(By.ID, "memory-status").text == "active", "as of its learning it was active")
+        check(not d.find_elements(By.ID, "forget-button"), "no edit or forget on a past state")
+        shown = d.find_elements(By.CSS_SELECTOR, "#history tr.version.shown")
+        check(len(shown) == 1 and "learn" in shown[0].text, "the version shown is marked in the history")
+        as_of = urllib.parse.parse_qs(d.current_url.split("?", 1)[1])["as_of"][0]
+        shot("memory-as-of")
+        d.get(base + "/#/search?q=lidar+glass+door&as_of=" + urllib.parse.quote(as_of))
+        wait.until(EC.presence_of_element_located((By.ID, "as-of-banner")))
+        wait.until(lambda drv: drv.execute_script("return document.body.dataset.ready === location.hash"))
+        ids = [r.get_attribute("data-id") for r in d.find_elements(By.CSS_SELECTOR, "table.memories tr.row")]
+        check(str(target) in ids, f"a search as of then finds the memory forgotten since ({ids})")
+        check(d.find_element(By.ID, "search-as-of").get_attribute("value") == as_of, "the as-of field keeps the time")
+        shot("search-as-of")
 
         d.get(base + "/#/dashboard")
         ready("#/dashboard")

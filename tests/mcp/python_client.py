@@ -19,7 +19,7 @@ from mcp.client.stdio import StdioServerParameters
 
 BIN = os.environ["ROBOTMEM_BIN"]
 WORK = os.environ["WORK"]
-TOOLS = ["learn", "recall", "save_perception", "forget", "update", "set_expiry", "purge", "start_session", "end_session", "doctor"]
+TOOLS = ["learn", "recall", "save_perception", "forget", "update", "set_expiry", "purge", "start_session", "end_session", "memory_history", "doctor"]
 
 passed = 0
 failed = 0
@@ -99,6 +99,13 @@ async def run(mode, expect_version):
         f = await ok(c, "forget", {"memory_id": mid, "reason": "sensor calibration error"})
         check(f"{mode}: forgotten", f.get("status") == "forgotten", f)
         await refused(c, "forget", {"memory_id": mid}, "reason")
+        # history, and recall as of the first version (before the update and the forget)
+        h = await ok(c, "memory_history", {"memory_id": mid})
+        causes = [v["cause"] for v in h.get("versions", [])]
+        check(f"{mode}: history", causes == ["learn", "update", "forget"], h)
+        then = await ok(c, "recall", {"query": "grip force red cups", "as_of": h["versions"][0]["valid_from"]})
+        check(f"{mode}: recall as of", then["memories"] and "12.5N" in then["memories"][0]["content"], then)
+        await refused(c, "recall", {"query": "grip", "as_of": "not a time"}, "as_of")
 
         # a session
         s = await ok(c, "start_session", {"context": json.dumps({"robot": {"type": "UR5e"}})})

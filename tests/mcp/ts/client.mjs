@@ -26,7 +26,7 @@ await client.connect(transport);
 check("initialize: server name", client.getServerVersion()?.name === "robotmem", JSON.stringify(client.getServerVersion()));
 
 const { tools } = await client.listTools();
-check("tools/list", tools.map((t) => t.name).join(",") === "learn,recall,save_perception,forget,update,set_expiry,purge,start_session,end_session,doctor");
+check("tools/list", tools.map((t) => t.name).join(",") === "learn,recall,save_perception,forget,update,set_expiry,purge,start_session,end_session,memory_history,doctor");
 
 const learned = await client.callTool({ name: "learn", arguments: { insight: "Found that the blue bin is left of the conveyor" } });
 check("learn", !learned.isError && learned.structuredContent?.status === "created", JSON.stringify(learned));
