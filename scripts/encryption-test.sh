@@ -20,7 +20,7 @@ root=$PWD
 source scripts/lib/common.sh encryption-test
 
 step "Rust: cargo test --release --features encryption (library, CLI)"
-cargo test --release --locked --features encryption --test encryption
+cargo test --release --locked --features encryption --test encryption --test history_files
 cargo test --release --locked -p robotmem-cli --features encryption --test encryption
 
 step "CMake -DROBOTMEM_ENCRYPTION=ON: C tests against the shared and the static library, the C++ test"

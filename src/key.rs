@@ -43,6 +43,15 @@ impl Key {
         Ok(Key(raw))
     }
 
+    /// A new random key (the operating system's random source, through UUIDv4:
+    /// 244 random bits), for a file robotmem makes and drops itself.
+    pub(crate) fn random() -> Key {
+        let mut raw = [0u8; 32];
+        raw[..16].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
+        raw[16..].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
+        Key(raw)
+    }
+
     /// The key in a key file: 32 bytes, or 64 hex digits and an optional
     /// newline. The file must be a regular file readable by its owner only.
     pub fn from_file(path: &Path) -> Result<Key> {

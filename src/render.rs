@@ -280,16 +280,6 @@ pub fn embedding_status(s: &EmbeddingStatus) -> Value {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn base64_rfc4648_vectors() {
-        for (i, o) in [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foobar", "Zm9vYmFy")] {
-            assert_eq!(super::base64(i.as_bytes()), o);
-        }
-    }
-}
-
 /// A memory's versions, oldest first ([`crate::Db::history`]).
 pub fn history(id: i64, versions: &[MemoryVersion]) -> Value {
     let list: Vec<Value> = versions
@@ -314,4 +304,14 @@ pub fn history(id: i64, versions: &[MemoryVersion]) -> Value {
         })
         .collect();
     json!({ "memory_id": id, "versions": list })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn base64_rfc4648_vectors() {
+        for (i, o) in [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foobar", "Zm9vYmFy")] {
+            assert_eq!(super::base64(i.as_bytes()), o);
+        }
+    }
 }

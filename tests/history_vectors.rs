@@ -10,7 +10,7 @@ mod scratch;
 
 use robotmem::*;
 
-fn recall<'a>(db: &Db, q: &'a str) -> RecallResult {
+fn recall(db: &Db, q: &str) -> RecallResult {
     db.recall_unrecorded(&RecallRequest { query: q, n: 10, min_confidence: 0.0, ..Default::default() }).unwrap()
 }
 

@@ -10,19 +10,23 @@ use rusqlite::{params, Connection};
 
 use super::{now, Db};
 use crate::error::{Error, Result};
+use crate::key::Key;
 use crate::limits;
-use crate::options::Location;
+use crate::options::{Durability, Location};
+use crate::store::scratch::ScratchDir;
 use crate::store::{history, vectors, Store};
 use crate::types::*;
 
 /// What a view needs to answer as of its time (see [`Db::as_of`]).
-#[derive(Debug, Default)]
 pub(super) struct View {
     /// The time it shows (stored-time format).
     pub at: String,
     /// Expiry times still ahead at `at`: the view stores none for these (its
     /// recall compares expiries with the clock); its reads put them back.
     pub expiries: HashMap<i64, String>,
+    /// The directory of its file, removed when the view is dropped (after its
+    /// store: `view` is the last field of `Db`).
+    _dir: ScratchDir,
 }
 
 impl Db {
@@ -57,15 +61,22 @@ impl Db {
         if at > now() {
             return Err(Error::invalid(format!("as_of {at} is in the future")));
         }
+        // The view's own file, in a private temporary directory: a copy of the
+        // rows of then must not cost the robot their size in memory. Encrypted
+        // with a key of its own when the database is encrypted.
+        let dir = ScratchDir::new("robotmem-view")?;
         let mut opts = self.opts.clone();
-        opts.location = Location::InMemory;
+        opts.location = Location::Path(dir.path().join("view.db"));
         (opts.read_only, opts.verify, opts.preload, opts.embeddings) = (false, false, false, false);
-        (opts.key, opts.key_file, opts.max_db_bytes, opts.max_memories) = (None, None, None, 0);
+        (opts.durability, opts.max_db_bytes, opts.max_memories) = (Durability::Normal, None, 0);
         opts.collection_max_memories.clear();
+        let keyed = opts.key.is_some() || opts.key_file.is_some();
+        opts.key_file = None;
+        opts.key = keyed.then(Key::random);
         let store = Store::open(&opts)?;
         let mut view = Db::assemble(opts, store, Default::default(), self.embedder.clone(), self.embed_note.clone())?;
-        // A new in-memory store: its one connection is free.
-        let expiries = self.store.read(|src| {
+        // A new store: its writer is free.
+        let copied = self.store.read(|src| {
             (view.store.try_write(|dst| self.copy_as_of(src, dst, &at)))
                 .unwrap_or_else(|| Err(Error::internal("a new view's connection is busy")))
         })?;
@@ -74,52 +85,28 @@ impl Db {
             while view.reembed(512)?.remaining > 0 {}
         }
         view.store.freeze(format!("this is a view of the database as of {at}: read-only"));
-        view.view = Some(View { at, expiries });
+        view.view = Some(View { at, expiries: copied.expiries, _dir: dir });
         Ok(view)
     }
 
-    /// Copies into `dst` (an empty database) what `src` held at `at`; returns
-    /// the expiries still ahead then (stored as none in `dst`).
-    fn copy_as_of(&self, src: &Connection, dst: &Connection, at: &str) -> Result<HashMap<i64, String>> {
-        let mut known = HashSet::new();
-        let mut expiries = HashMap::new();
+    /// Copies into `dst` (an empty database) what `src` held at `at`: the rows,
+    /// their tags, the sessions, and the stored vectors of the texts unchanged since.
+    fn copy_as_of(&self, src: &Connection, dst: &Connection, at: &str) -> Result<history::Copied> {
         let changed: HashSet<i64> = history::changed_since(src, at)?.into_iter().collect();
-        let mut insert = None;
-        history::rows_at(src, at, |columns, mut row| {
-            let col = |name: &str| columns.iter().position(|c| c == name).expect("memories column");
-            let id = match row[col("id")] {
-                Value::Integer(id) => id,
-                _ => return Err(Error::internal("a memory without an integer id")),
-            };
-            if let Value::Text(t) = &row[col("expires_at")] {
-                if t.as_str() > at {
-                    expiries.insert(id, t.clone());
-                    row[col("expires_at")] = Value::Null;
-                }
-            }
-            if changed.contains(&id) {
-                row[col("embedded")] = Value::Integer(0);
-            }
-            // The copied rows keep their ids and revs: the view's indexes are built from them.
-            let sql = insert.get_or_insert_with(|| {
-                let marks = (1..=columns.len()).map(|i| format!("?{i}")).collect::<Vec<_>>().join(", ");
-                format!("INSERT INTO memories ({}) VALUES ({marks})", columns.join(", "))
-            });
-            dst.prepare_cached(sql)?.execute(rusqlite::params_from_iter(row))?;
-            known.insert(id);
-            Ok(())
-        })?;
-        copy_tags_and_sessions(src, dst, at, &known)?;
+        // The view's own history stays empty: it is never changed.
+        dst.execute_batch("DROP TRIGGER memory_versioned; DROP TRIGGER memory_versions_removed;")?;
+        let copied = history::copy_at(src, dst, at, &changed)?;
+        copy_tags_and_sessions(src, dst, at, &copied.known)?;
         if let Some(e) = self.embedder.as_ref().filter(|e| vectors::matches(src, e.stamp()).unwrap_or(false)) {
             let mut failed = None;
             vectors::for_each_stored(src, e.stamp().dim, |id, collection, v| {
-                if failed.is_none() && known.contains(&id) && !changed.contains(&id) {
-                    failed = vectors::put(dst, id, collection, v).err();
+                if failed.is_none() && copied.known.contains(&id) && !changed.contains(&id) {
+                    failed = vectors::insert(dst, id, collection, v).err();
                 }
             })?;
             failed.map_or(Ok(()), Err)?;
         }
-        Ok(expiries)
+        Ok(copied)
     }
 
     /// On a view: puts back into a memory read from it the expiry it had at the

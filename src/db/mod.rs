@@ -316,7 +316,8 @@ impl Db {
     /// open the rebuild. Once per handle.
     fn save_snapshots(&self) {
         let in_memory = self.opts.location == crate::options::Location::InMemory;
-        if !in_memory && !self.opts.read_only && !self.saved.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        let kept = !in_memory && !self.opts.read_only && self.view.is_none();
+        if kept && !self.saved.swap(true, std::sync::atomic::Ordering::Relaxed) {
             let _ = self.write(|tx| {
                 self.index.save(tx, SNAPSHOT_MIN_CHANGES)?;
                 self.columns.save(tx, SNAPSHOT_MIN_CHANGES)?;

@@ -8,7 +8,9 @@
 //! state at time `t` is the first version replaced after `t`, or the row itself
 //! when none was.
 
-use rusqlite::types::Value;
+use std::collections::{HashMap, HashSet};
+
+use rusqlite::types::{ToSqlOutput, Value, ValueRef};
 use rusqlite::{params, Connection};
 
 use crate::error::{Error, Result};
@@ -149,37 +151,81 @@ fn version_of(r: &rusqlite::Row) -> rusqlite::Result<MemoryVersion> {
     })
 }
 
-/// The rows of `memories` as they were at `at`: each memory this file had then,
-/// every column, with the versioned ones from the version of that time. Calls
-/// `f` with the column names (once) and each row.
-pub fn rows_at(conn: &Connection, at: &str, mut f: impl FnMut(&[String], Vec<Value>) -> Result<()>) -> Result<()> {
-    let mut st = conn.prepare(
+/// What [`copy_at`] copied.
+#[derive(Default)]
+pub struct Copied {
+    /// The memories the file had at that time.
+    pub known: HashSet<i64>,
+    /// Expiry times still ahead then: stored as none in the copy (see `db::history`).
+    pub expiries: HashMap<i64, String>,
+}
+
+/// Copies into `dst` (a new database of this schema) the rows of `memories` as
+/// they were at `at`: each memory `src` had then, every column, the versioned
+/// ones from the version of that time. An expiry still ahead then is stored as
+/// none (and returned); the memories in `changed` (another text then) are marked
+/// without a vector. Values are bound as read, without copies.
+pub fn copy_at(src: &Connection, dst: &Connection, at: &str, changed: &HashSet<i64>) -> Result<Copied> {
+    let mut st = src.prepare(
         "SELECT m.*, (SELECT v.seq FROM memory_versions v WHERE v.memory_id = m.id AND v.replaced_at > ?1
                       ORDER BY v.seq LIMIT 1) AS rm_version_seq
          FROM memories m WHERE coalesce(m.stored_at, m.created_at) <= ?1 ORDER BY m.id",
     )?;
-    let names: Vec<String> = st.column_names().into_iter().map(String::from).collect();
+    let names: Vec<String> = st.column_names().map(String::from).collect();
     let n = names.len() - 1;
-    let columns = names[..n].to_vec();
-    let swap: Vec<usize> = VERSIONED
-        .iter()
-        .map(|c| columns.iter().position(|x| x == c).ok_or_else(|| Error::internal(format!("no column {c}"))))
-        .collect::<Result<_>>()?;
-    let mut version = conn.prepare(&format!("SELECT {} FROM memory_versions WHERE seq = ?1", VERSIONED.join(", ")))?;
-    let mut rows = st.query(params![at])?;
-    while let Some(r) = rows.next()? {
-        let mut row = (0..n).map(|i| r.get::<_, Value>(i)).collect::<rusqlite::Result<Vec<_>>>()?;
-        if let Some(seq) = r.get::<_, Option<i64>>(n)? {
-            version.query_row([seq], |v| {
-                for (k, &i) in swap.iter().enumerate() {
-                    row[i] = v.get(k)?;
-                }
-                Ok(())
-            })?;
-        }
-        f(&columns, row)?;
+    let col = |c: &str| names[..n].iter().position(|x| x == c).ok_or_else(|| Error::internal(format!("no column {c}")));
+    // For each column, its place in VERSIONED (None: the row's own value).
+    let mut versioned = vec![None; n];
+    for (k, c) in VERSIONED.iter().enumerate() {
+        versioned[col(c)?] = Some(k);
     }
-    Ok(())
+    let (id_col, expiry_col, embedded_col) = (col("id")?, col("expires_at")?, col("embedded")?);
+    let mut version = src.prepare(&format!("SELECT {} FROM memory_versions WHERE seq = ?1", VERSIONED.join(", ")))?;
+    let marks = (1..=n).map(|i| format!("?{i}")).collect::<Vec<_>>().join(", ");
+    let mut ins = dst.prepare(&format!("INSERT INTO memories ({}) VALUES ({marks})", names[..n].join(", ")))?;
+    // Indexes are built once at the end, from sorted keys, not row by row.
+    let indexes: Vec<(String, String)> = dst
+        .prepare(
+            "SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'memories' AND sql IS NOT NULL",
+        )?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    for (name, _) in &indexes {
+        dst.execute_batch(&format!("DROP INDEX \"{name}\""))?;
+    }
+    let mut out = Copied::default();
+    let mut rows = st.query([at])?;
+    while let Some(r) = rows.next()? {
+        let id: i64 = r.get(id_col)?;
+        let then: Option<Vec<Value>> = match r.get::<_, Option<i64>>(n)? {
+            Some(seq) => Some(version.query_row([seq], |v| (0..VERSIONED.len()).map(|k| v.get(k)).collect())?),
+            None => None,
+        };
+        for (i, &k) in versioned.iter().enumerate() {
+            let mut value = match (&then, k) {
+                (Some(then), Some(k)) => ValueRef::from(&then[k]),
+                _ => r.get_ref(i)?,
+            };
+            if i == expiry_col {
+                if let ValueRef::Text(t) = value {
+                    let t = std::str::from_utf8(t).map_err(|_| Error::internal("an expiry is not UTF-8"))?;
+                    if t > at {
+                        out.expiries.insert(id, t.to_string());
+                        value = ValueRef::Null;
+                    }
+                }
+            } else if i == embedded_col && changed.contains(&id) {
+                value = ValueRef::Integer(0);
+            }
+            ins.raw_bind_parameter(i + 1, ToSqlOutput::Borrowed(value))?;
+        }
+        ins.raw_execute()?;
+        out.known.insert(id);
+    }
+    for (_, sql) in &indexes {
+        dst.execute_batch(sql)?;
+    }
+    Ok(out)
 }
 
 /// Memories whose state at `at` is another version than the stored row (their

@@ -39,7 +39,8 @@ pub struct NewMemory<'a> {
     /// When it expires (stored-time format); `None`: never.
     pub expires_at: Option<&'a str>,
     /// When this file got it, if not at `now` (an import keeps the original
-    /// creation time as `now`).
+    /// creation time as `now`). `None` stores NULL, read as the creation time
+    /// (one byte a row instead of a timestamp).
     pub stored_at: Option<&'a str>,
     /// A memory received from the fleet: its identity and version. `None` for a
     /// local memory: a new UUIDv7 global id, version 1 (and a trigger logs it
@@ -71,7 +72,7 @@ pub fn insert(conn: &Connection, m: &NewMemory) -> Result<i64> {
             global_id, origin, writer, version, meta_hash, expires_at, stored_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?14, ?15, ?16, ?17,
             ?18, ?19, ?20, ?21, ?11, {NEXT_REV}, CASE WHEN ?22 THEN NULL ELSE {} END,
-            ?23, coalesce(?24, ''), coalesce(?25, ''), coalesce(?26, 1), ?27, ?28, coalesce(?29, ?14))",
+            ?23, coalesce(?24, ''), coalesce(?25, ''), coalesce(?26, 1), ?27, ?28, ?29)",
         one_day_after("?14")
     ))?
     .execute(params![

@@ -16,6 +16,7 @@ pub mod memory;
 mod order;
 pub(crate) mod retention;
 pub mod schema;
+pub(crate) mod scratch;
 pub mod transfer;
 pub mod vectors;
 mod verify;

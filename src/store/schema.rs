@@ -293,9 +293,10 @@ CREATE INDEX idx_mem_inactive ON memories(collection) WHERE status != 'active';
 "#;
 
 /// Version 9: history (see `store::history`).
-/// - `stored_at`: when this file got the memory (an import keeps the original
-///   creation time in `created_at`; NULL for rows older than version 9, which
-///   were stored when they were created);
+/// - `stored_at`: when this file got the memory, where that is not its creation
+///   time (an import keeps the original creation time in `created_at`); NULL:
+///   stored when created (every learn, a memory received from the fleet, which
+///   is created here when it arrives, and every row older than version 9);
 /// - `memory_versions`: every change of what a memory says or is (content,
 ///   context, category, status, what superseded it, expiry) keeps the version it
 ///   replaces, written by a trigger in the changing transaction, so no writer
@@ -306,6 +307,7 @@ CREATE INDEX idx_mem_inactive ON memories(collection) WHERE status != 'active';
 ///   say what it is (`update`, `forget`, `consolidation`, `expiry`, `import`);
 ///   the trigger takes it and removes it. A change while the fleet's changes are
 ///   applied is `fleet`; a change with no cause given, `sql`.
+///
 /// A hard-deleted memory (eviction, purge) takes its versions with it.
 const V9: &str = r#"
 ALTER TABLE memories ADD COLUMN stored_at TEXT;

@@ -147,11 +147,18 @@ fn unblob(b: &[u8]) -> Vec<f32> {
 /// Returns that rev.
 pub fn put(conn: &Connection, id: i64, collection: &str, v: &[f32]) -> Result<i64> {
     conn.prepare_cached("DELETE FROM memory_vec WHERE rowid = ?1")?.execute([id])?;
-    conn.prepare_cached("INSERT INTO memory_vec (rowid, collection, embedding) VALUES (?1, ?2, ?3)")?
-        .execute(params![id, collection, blob(v)])?;
+    insert(conn, id, collection, v)?;
     Ok(conn
         .prepare_cached(&format!("UPDATE memories SET embedded = 1, rev = {NEXT_REV} WHERE id = ?1 RETURNING rev"))?
         .query_row([id], |r| r.get(0))?)
+}
+
+/// Stores the vector of memory `id`, which has none, and nothing else (a copy of
+/// stored rows: see `db::history`).
+pub fn insert(conn: &Connection, id: i64, collection: &str, v: &[f32]) -> Result<()> {
+    conn.prepare_cached("INSERT INTO memory_vec (rowid, collection, embedding) VALUES (?1, ?2, ?3)")?
+        .execute(params![id, collection, blob(v)])?;
+    Ok(())
 }
 
 /// Marks memory `id` as not representable by the model (`embedded = 2`): found
