@@ -228,7 +228,7 @@ function memoryTable(list, extraHead, extra, asOf) {
 }
 // The banner of a page that shows the memory as it was at a past time.
 function asOfBanner(t, now) {
-  return t ? el("p", { class: "as-of", id: "as-of-banner" }, `As the memory was at ${t} (UTC): what this robot had learned and believed then. `,
+  return t ? el("p", { class: "as-of", id: "as-of-banner" }, `As of ${t.replace("T", " ").replace("Z", "")} UTC: the memory as this robot had it then (what it had learned and believed). `,
     el("a", { href: now }, "show now")) : null;
 }
 
@@ -404,7 +404,9 @@ async function detail(id, q = new URLSearchParams()) {
 
 // A memory's versions, oldest first: from when to when, what made each, what it said.
 // Each start time opens the memory as it was then; the version shown is marked.
+// Times to the millisecond: several changes often fall in one minute.
 function historyPanel(id, versions, asOf) {
+  const at = (t) => t.replace("T", " ").replace("Z", "");
   const shown = (v) => (asOf ? v.valid_from <= asOf && (!v.valid_to || asOf < v.valid_to) : !v.valid_to);
   const cause = (v) => [v.cause, v.cause_writer ? `by robot ${v.cause_writer}` : ""].filter(Boolean).join(" ");
   return el("div", { class: "panel history", id: "history" },
@@ -412,8 +414,8 @@ function historyPanel(id, versions, asOf) {
     el("table", { class: "versions" },
       el("thead", {}, el("tr", {}, ["from", "until", "change", "state", "category", "what it said"].map((x) => el("th", {}, x)))),
       el("tbody", {}, versions.map((v) => el("tr", { class: "version" + (shown(v) ? " shown" : "") },
-        el("td", { class: "nowrap" }, el("a", { href: `#/memory/${id}?as_of=${encodeURIComponent(v.valid_from)}` }, when(v.valid_from))),
-        el("td", { class: "nowrap muted" }, v.valid_to ? when(v.valid_to) : "now"),
+        el("td", { class: "nowrap" }, el("a", { href: `#/memory/${id}?as_of=${encodeURIComponent(v.valid_from)}` }, at(v.valid_from))),
+        el("td", { class: "nowrap muted" }, v.valid_to ? at(v.valid_to) : "now"),
         el("td", { class: "cause" }, el("span", { class: "pill" }, cause(v))),
         el("td", {}, el("span", { class: v.status === "active" ? "pill" : "pill bad" }, v.status),
           v.invalidated_reason ? el("div", { class: "muted" }, "why: ", v.invalidated_reason) : null,
