@@ -130,13 +130,7 @@ fn expiry_travels_through_export_and_import() {
     let a = open(&d.join("a.db"), &[]);
     let later = learn(&a, "the elevator is out of service until friday", Some(7200.0), None);
     let gone = learn(&a, "the elevator was out of service last week", None, Some("2020-01-01T00:00:00Z"));
-    let mut file = String::new();
-    a.export_each(&robotmem::transfer::ExportOptions::default(), |l| {
-        file.push_str(l.json);
-        file.push('\n');
-        Ok(())
-    })
-    .unwrap();
+    let file = scratch::exported(&a);
     let b = open(&d.join("b.db"), &[("*", 1.0)]);
     let sum = b.import_lines(file.as_bytes(), |_, _| {}).unwrap();
     assert_eq!(sum.memories, 2);

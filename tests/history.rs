@@ -175,13 +175,7 @@ fn imports_purge_and_changes_made_outside_robotmem() {
     let a = open(&d.join("a.db"));
     let id = learn(&a, "door 4 jams when the cart pushes it", None);
     a.update(id, "door 4 jams when the cart pushes it fast", None).unwrap();
-    let mut file = String::new();
-    a.export_each(&robotmem::transfer::ExportOptions::default(), |l| {
-        file.push_str(l.json);
-        file.push('\n');
-        Ok(())
-    })
-    .unwrap();
+    let file = scratch::exported(&a);
     let created = a.get(id).unwrap().created_at;
     let t0 = mark();
     let b = open(&d.join("b.db"));

@@ -332,11 +332,11 @@ impl Db {
                 terms: &d.terms,
                 now: &now,
                 remote: Some(rep),
+                expiry: Some(d.expires_at.as_deref()),
             },
         )?;
         memory::unindex(tx, id)?;
         memory::set_auto_tags(tx, id, &d.cls.tags)?;
-        memory::set_expiry(tx, id, d.expires_at.as_deref())?;
         if vec_ok {
             self.store_embedding(tx, id, d.collection, d.vector.as_ref())?;
         }

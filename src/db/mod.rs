@@ -573,6 +573,7 @@ impl Db {
                 terms: &terms,
                 now: &now,
                 remote: None,
+                expiry: None,
             };
             memory::rewrite(tx, id, &rewrite)?;
             memory::unindex(tx, id)?; // the old text's vector

@@ -123,6 +123,9 @@ pub struct Rewrite<'a> {
     pub now: &'a str,
     /// The fleet version applied (`None`: a local change; the trigger counts it).
     pub remote: Option<&'a Replica>,
+    /// A new expiry set in the same write (`Some(None)`: none), so that one
+    /// change is one version (`store::history`); `None` keeps the expiry.
+    pub expiry: Option<Option<&'a str>>,
 }
 
 /// Replaces the text of memory `id` with everything derived from it: summary,
@@ -143,7 +146,7 @@ pub fn rewrite(conn: &Connection, id: i64, w: &Rewrite) -> Result<()> {
             terms = ?14, numbers_sig = ?15, rev = {NEXT_REV},
             decay_next_at = CASE WHEN ?16 THEN NULL ELSE coalesce(decay_next_at, {}) END,
             writer = coalesce(?17, writer), version = coalesce(?18, version),
-            meta_hash = ?19
+            meta_hash = ?19, expires_at = CASE WHEN ?20 THEN ?21 ELSE expires_at END
          WHERE id = ?1",
         one_day_after("?13")
     ))?;
@@ -167,6 +170,8 @@ pub fn rewrite(conn: &Connection, id: i64, w: &Rewrite) -> Result<()> {
         w.remote.map(|r| &r.writer),
         w.remote.map(|r| r.version),
         meta,
+        w.expiry.is_some(),
+        w.expiry.flatten(),
     ];
     history::caused(conn, history::cause::UPDATE, || Ok(st.execute(args)?))?;
     Ok(())

@@ -19,19 +19,8 @@ static void mark(char out[32]) {
     nanosleep(&pause, NULL);
 }
 
-static rm_db *open_lexical(const char *path) {
-    rm_open_options o;
-    rm_db *db = NULL;
-    CHECK_OK(rm_open_options_init(&o));
-    o.path = path;
-    o.embeddings = false;
-    o.durability = RM_DURABILITY_NORMAL;
-    CHECK_OK(rm_open(&o, &db));
-    return db;
-}
-
 static void test_history(const char *path) {
-    rm_db *db = open_lexical(path), *then = NULL, *view;
+    rm_db *db = test_open(path), *then = NULL, *view;
     rm_history_result *h = (rm_history_result *)0x1;
     rm_memory_result *m = NULL;
     rm_recall_result *r;
@@ -102,7 +91,7 @@ static void test_history(const char *path) {
     CHECK_STATUS(rm_close(then), RM_CLOSED);
 
     /* As of t2: forgotten by then. */
-    db = open_lexical(path);
+    db = test_open(path);
     CHECK_OK(rm_open_as_of(db, t2, &then));
     CHECK_OK(rm_get_memory(then, id, &m));
     CHECK(m->memory.status == RM_MEMORY_INVALIDATED);

@@ -45,3 +45,15 @@ pub fn open_lexical(p: &Path) -> robotmem::Db {
 /// no history. Tests of older files run it first.
 pub const UNDO_SCHEMA_9: &str = "DROP TRIGGER memory_versioned; DROP TRIGGER memory_versions_removed;
     DROP TABLE memory_versions; DROP TABLE memory_change_cause; ALTER TABLE memories DROP COLUMN stored_at;";
+
+/// Everything `db` exports (docs/EXPORT-FORMAT.md), as one text of JSON lines.
+pub fn exported(db: &robotmem::Db) -> String {
+    let mut file = String::new();
+    db.export_each(&robotmem::transfer::ExportOptions::default(), |l| {
+        file.push_str(l.json);
+        file.push('\n');
+        Ok(())
+    })
+    .unwrap();
+    file
+}

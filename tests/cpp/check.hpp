@@ -114,6 +114,25 @@ inline std::optional<ModelPaths> model_paths(const char* what) {
     return std::nullopt;
 }
 
+/// Runs `check_db(db, hybrid)` on a BM25-only database in `dir`, then, when the
+/// test model is there (see model_paths), on one with the model.
+template <class F>
+void each_mode(const TempDir& dir, const char* what, F check_db) {
+    {
+        auto o = test_options(dir.file("bm25.db"));
+        o.embeddings = false;
+        check_db(robotmem::Db::open(o), false);
+    }
+    if (const auto model = model_paths(what)) {
+        auto o = test_options(dir.file("hybrid.db"));
+        o.model_dir = model->dir;
+        o.ort_library = model->runtime;
+        const robotmem::Db db = robotmem::Db::open(o);
+        if (db.embedding_status().state != robotmem::EmbedState::Ready) fail(__FILE__, __LINE__, "the model is not ready");
+        check_db(db, true);
+    }
+}
+
 }  // namespace check
 
 #define CHECK(expr)                                                  \

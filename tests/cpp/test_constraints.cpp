@@ -129,19 +129,7 @@ int main() {
     ::unsetenv("ROBOTMEM_MODEL_DIR");
     ::unsetenv("ROBOTMEM_ORT_LIBRARY");
     check::TempDir dir;
-    {
-        auto o = check::test_options(dir.file("bm25.db"));
-        o.embeddings = false;
-        check_db(Db::open(o), false);
-    }
-    if (const auto model = check::model_paths("cpp.test_constraints hybrid recall")) {
-        auto o = check::test_options(dir.file("hybrid.db"));
-        o.model_dir = model->dir;
-        o.ort_library = model->runtime;
-        const Db db = Db::open(o);
-        CHECK(db.embedding_status().state == robotmem::EmbedState::Ready);
-        check_db(db, true);
-    }
+    check::each_mode(dir, "cpp.test_constraints hybrid recall", check_db);
     std::puts("test_constraints: OK");
     return 0;
 }

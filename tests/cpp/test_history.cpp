@@ -77,19 +77,7 @@ void check_db(const Db& db, bool hybrid) {
 
 int main() {
     check::TempDir dir;
-    {
-        auto o = check::test_options(dir.file("history.db"));
-        o.embeddings = false;
-        check_db(Db::open(o), false);
-    }
-    if (const auto model = check::model_paths("cpp.test_history hybrid recall as of a past time")) {
-        auto o = check::test_options(dir.file("hybrid.db"));
-        o.model_dir = model->dir;
-        o.ort_library = model->runtime;
-        const Db db = Db::open(o);
-        CHECK(db.embedding_status().state == robotmem::EmbedState::Ready);
-        check_db(db, true);
-    }
+    check::each_mode(dir, "cpp.test_history hybrid recall as of a past time", check_db);
     std::puts("test_history: OK");
     return 0;
 }

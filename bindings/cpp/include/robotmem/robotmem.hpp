@@ -411,8 +411,9 @@ public:
     /// A read-only Db of this database as it was at `time` (rm_open_as_of; RFC
     /// 3339, e.g. "2026-11-20T14:03:00Z", not in the future): recall() and
     /// get_memory() on it answer as of then (content, context and state of then);
-    /// writes throw Error(ReadOnly). Built in memory when called: keep it for
-    /// several reads. It does not depend on this Db staying open.
+    /// writes throw Error(ReadOnly). Built when called, in a file of its own under
+    /// $TMPDIR (removed when the view closes): keep it for several reads. It does
+    /// not depend on this Db staying open.
     /// Throws Error: InvalidArgument (not an RFC 3339 time, a future time, NUL
     /// byte, this Db is itself a view), Closed, Io. Thread-safe.
     Db as_of(std::string_view time) const {
