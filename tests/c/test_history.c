@@ -8,13 +8,13 @@
 
 /* The time now as robotmem writes times, after a pause so that what happened
  * before is strictly earlier (stored times have milliseconds). */
-static void mark(char out[32]) {
+static void mark(char out[96]) {
     struct timespec pause = {0, 15 * 1000 * 1000}, now;
     struct tm tm;
     nanosleep(&pause, NULL);
     clock_gettime(CLOCK_REALTIME, &now);
     gmtime_r(&now.tv_sec, &tm);
-    snprintf(out, 32, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+    snprintf(out, 96, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
              tm.tm_hour, tm.tm_min, tm.tm_sec, now.tv_nsec / 1000000L);
     nanosleep(&pause, NULL);
 }
@@ -24,7 +24,7 @@ static void test_history(const char *path) {
     rm_history_result *h = (rm_history_result *)0x1;
     rm_memory_result *m = NULL;
     rm_recall_result *r;
-    char t1[32], t2[32], *json = NULL;
+    char t1[96], t2[96], *json = NULL;
     int64_t id = test_learn(db, "the left gripper pad is worn; grip force 12 N holds mugs", NULL);
     int64_t other = test_learn(db, "the charging dock is at the north wall", NULL);
     mark(t1);

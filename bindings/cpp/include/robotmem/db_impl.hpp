@@ -5,6 +5,10 @@
 #ifndef ROBOTMEM_DB_IMPL_HPP
 #define ROBOTMEM_DB_IMPL_HPP
 
+// The declarations (when this file is included on its own; robotmem.hpp
+// includes this one at its end, after them).
+#include "robotmem.hpp"
+
 namespace robotmem {
 
 inline bool Db::open_into(const OpenOptions& o, Db& out, detail::Failure& f) {
