@@ -27,7 +27,9 @@
 #   AARCH64_TARGET_DIR  cargo's target directory for aarch64 (default target/aarch64),
 #                       shared by the CMake build and the Rust tests (one release
 #                       build of the dependencies)
-#   AARCH64_BUILD_DIR   the CMake build directory (default target/aarch64-cmake)
+#   AARCH64_BUILD_DIR   the CMake build directory (default build-aarch64: in the checkout, not under
+#                       target/, which a clean clone shares with other clones: a CMake cache is
+#                       bound to its source directory)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -61,7 +63,7 @@ if ! aarch64_setup; then
   echo "SKIPPED: aarch64 cross build and emulated tests: $aarch64_why" >&2
   exit 0
 fi
-build=${AARCH64_BUILD_DIR:-$root/target/aarch64-cmake}
+build=${AARCH64_BUILD_DIR:-$root/build-aarch64}
 toolchain=$root/cmake/toolchains/aarch64-linux-gnu.cmake
 run=$AARCH64_RUN
 models=$root/.cache/models
