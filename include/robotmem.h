@@ -36,9 +36,9 @@
 #include <stdint.h>
 
 #define RM_VERSION_MAJOR 0
-#define RM_VERSION_MINOR 7
+#define RM_VERSION_MINOR 8
 #define RM_VERSION_PATCH 0
-#define RM_VERSION_STRING "0.7.0"
+#define RM_VERSION_STRING "0.8.0"
 
 
 // Confidence of a new perception (spec 000: the column default 0.9). Sensor data
@@ -433,6 +433,27 @@ typedef struct rm_open_options {
   // newline; it must be readable by its owner only (mode 0600 or 0400), else
   // RM_INVALID_ARGUMENT. NULL: no key file.
   const char *key_file;
+  // The handle's clock instead of the system's (a simulation's, ROS 2 /clock):
+  // returns the current time in milliseconds since 1970-01-01T00:00:00Z, given
+  // `clock_context`. Every time robotmem stores or compares is read from it
+  // (learned, updated, accessed, forgotten, expiry and ttl, decay, eviction's
+  // recency, purge ages, history, rm_open_as_of's "not in the future"). Called
+  // on the threads that call robotmem with this handle, concurrently: it must
+  // be thread-safe, return at once, not call robotmem and not throw (a C++
+  // exception must not leave it). It may go backwards. A value below 0 or after
+  // 9999-12-31 (253402300799999) is not a time: the system clock is read for
+  // that call instead. It and `clock_context` must stay valid until the handle
+  // is closed (or `clock_free` is called); a view from rm_open_as_of() does
+  // not call it. NULL: the system clock.
+  int64_t (*clock)(void *clock_context);
+  // Passed to `clock` on every call (not read by robotmem). Default NULL.
+  void *clock_context;
+  // With `clock` set: called once with `clock_context` when robotmem no
+  // longer needs the clock: after rm_close() and the calls still running on
+  // the handle, or when rm_open() fails (also on a failure it reports for
+  // another option). It hands the context's ownership to robotmem (the C++
+  // wrapper frees its std::function this way). NULL: the caller keeps it.
+  void (*clock_free)(void *clock_context);
 } rm_open_options;
 
 // Result of rm_embedding_status(). Free with rm_embedding_info_free().

@@ -16,13 +16,14 @@
 //! [`Db`].
 //!
 //! Layers call down only (`tests/layers.rs` fails on an import cycle between
-//! these modules): `error`, [`text`], [`types`], [`classify`], [`limits`],
+//! these modules): `error`, [`clock`], [`text`], [`types`], [`classify`], [`limits`],
 //! [`embed`], [`options`], [`fingerprint`] (imports only `text`), [`replication`]
 //! and [`render`] at the bottom; then [`store`]; [`search`] (reads the store);
 //! [`dedup`] (the store and the indexes) and [`session`]; [`db`]; [`fleet`] and
 //! `ffi` on top.
 
 pub(crate) mod classify;
+pub mod clock;
 pub(crate) mod db;
 pub(crate) mod dedup;
 pub(crate) mod embed;
@@ -41,6 +42,7 @@ pub(crate) mod store;
 pub(crate) mod text;
 pub mod types;
 
+pub use clock::Clock;
 /// Export and import of a database as JSON lines (the `robotmem export` / `import` format).
 pub use db::transfer;
 pub use db::Db;

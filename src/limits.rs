@@ -74,22 +74,24 @@ pub fn perception_metadata<'a>(field: &str, value: Option<&'a str>) -> Result<Op
     Ok(Some(m))
 }
 
-/// The current time as robotmem stores times (UTC, milliseconds).
+/// The system clock's time as robotmem stores times (UTC, milliseconds); a
+/// handle reads its own clock ([`crate::Clock`]).
 pub fn now() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
-
-/// Whether a stored time has passed (stored times sort as text).
-pub fn is_past(stamp: &str) -> bool {
-    *stamp <= *now()
+    crate::clock::Clock::system().stamp()
 }
 
 /// Longest time to live: 100 years.
 pub const MAX_TTL_SECONDS: f64 = 100.0 * 365.25 * 86_400.0;
 
-/// The expiry of a new memory from a time to live in seconds or a time (RFC 3339),
-/// at most one of them; neither: `default_ttl` (the collection's), if any.
-pub fn expiry(ttl_seconds: Option<f64>, expires_at: Option<&str>, default_ttl: Option<f64>) -> Result<Option<String>> {
+/// The expiry of a new memory from a time to live in seconds (from `now`) or a
+/// time (RFC 3339), at most one of them; neither: `default_ttl` (the
+/// collection's), if any.
+pub fn expiry(
+    ttl_seconds: Option<f64>,
+    expires_at: Option<&str>,
+    default_ttl: Option<f64>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<Option<String>> {
     let ttl = |field: &str, s: f64| -> Result<String> {
         if !(s.is_finite() && s > 0.0 && s <= MAX_TTL_SECONDS) {
             return Err(Error::invalid(format!(
@@ -97,8 +99,8 @@ pub fn expiry(ttl_seconds: Option<f64>, expires_at: Option<&str>, default_ttl: O
                 show_f64(s)
             )));
         }
-        let at = chrono::Utc::now() + chrono::Duration::milliseconds((s * 1000.0).round() as i64);
-        Ok(at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+        let at = now + chrono::Duration::milliseconds((s * 1000.0).round() as i64);
+        Ok(crate::clock::stamp(at))
     };
     match (ttl_seconds, expires_at.filter(|t| !t.trim().is_empty())) {
         (Some(_), Some(_)) => Err(Error::invalid("give ttl_seconds or expires_at, not both")),

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use crate::clock::Clock;
 use crate::error::{Error, Result};
 pub use crate::key::Key;
 use crate::limits;
@@ -139,6 +140,10 @@ pub struct OpenOptions {
     /// A file holding the key ([`Key::from_file`]: 32 bytes or 64 hex digits,
     /// readable by its owner only). Default none.
     pub key_file: Option<PathBuf>,
+    /// Where the handle reads the time ([`Clock`]): every time it stores or
+    /// compares (learned, updated, accessed, expiry, decay, eviction's recency,
+    /// purge ages, history, "as of"). Default the system clock.
+    pub clock: Clock,
 }
 
 /// Largest memory budget (2^53: exact in JSON and in a double).
@@ -178,6 +183,7 @@ impl Default for OpenOptions {
             evict_protected: false,
             key: None,
             key_file: None,
+            clock: Clock::system(),
         }
     }
 }

@@ -169,6 +169,11 @@ fn exported() -> Vec<Exported> {
         while let Some(at) = code[from..].find("extern \"C\"").map(|p| p + from) {
             let rest = &code[at + "extern \"C\"".len()..];
             let rest_trim = rest.trim_start();
+            if rest_trim.starts_with("fn(") {
+                // A function pointer type (rm_open_options.clock), not a function.
+                from = at + 1;
+                continue;
+            }
             assert!(
                 rest_trim.starts_with("fn "),
                 "{file}.rs: `extern \"C\"` not followed by a function: {rest_trim:.40}"

@@ -58,10 +58,9 @@ impl Db {
         limits::unit_range("min_confidence", req.min_confidence, 0.0, 1.0)?;
         let since = match req.days {
             None => None,
-            Some(d) if (1..=36_500).contains(&d) => Some(
-                (chrono::Utc::now() - chrono::Duration::days(i64::from(d)))
-                    .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-            ),
+            Some(d) if (1..=36_500).contains(&d) => {
+                Some(crate::clock::stamp(self.opts.clock.now() - chrono::Duration::days(i64::from(d))))
+            }
             Some(d) => return Err(Error::invalid(format!("days must be in 1..=36500 (got {d})"))),
         };
         let req = ListRequest { category, ..*req };

@@ -4,7 +4,7 @@
 
 use rusqlite::Connection;
 
-use super::{now, Db};
+use super::Db;
 use crate::classify;
 use crate::dedup;
 use crate::error::{Error, Result, Status};
@@ -38,7 +38,7 @@ impl Db {
                 Err(e) if e.status == Status::Corrupt && memory::is_active(tx, id)? => String::new(),
                 Err(e) => return Err(e),
             };
-            memory::invalidate(tx, id, reason, &now(), None)?;
+            memory::invalidate(tx, id, reason, &self.now(), None)?;
             Ok(ForgetOutcome { memory_id: id, content, reason: reason.to_string() })
         })
     }
@@ -81,7 +81,7 @@ impl Db {
                     format!("memory #{} already holds this content in collection {:?}", d.existing_id, old.collection),
                 ));
             }
-            let now = now();
+            let now = self.now();
             let terms = Terms::of(content);
             let ctx_json = serde_json::to_string(&ctx)?;
             let rewrite = memory::Rewrite {

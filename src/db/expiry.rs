@@ -13,7 +13,7 @@ impl Db {
     /// found again) or none. Returns the memory as stored.
     pub fn set_expiry(&self, id: i64, ttl_seconds: Option<f64>, expires_at: Option<&str>) -> Result<Memory> {
         let id = limits::memory_id(id)?;
-        let at = limits::expiry(ttl_seconds, expires_at, None)?;
+        let at = limits::expiry(ttl_seconds, expires_at, None, self.opts.clock.now())?;
         self.write(|tx| {
             Self::active(tx, id, "set the expiry of")?;
             memory::set_expiry(tx, id, at.as_deref())?;

@@ -13,12 +13,13 @@
 use rusqlite::{params, Connection, OptionalExtension};
 
 use super::fleet::claimed;
-use super::{now, Db, DraftRequest};
+use super::{Db, DraftRequest};
 use crate::classify;
 use crate::dedup;
 use crate::embed::Embedding;
 use crate::error::Result;
 use crate::replication::{Applied, Change};
+use crate::store::history;
 use crate::store::memory::{self, Replica};
 use crate::types::{MemoryKind, PerceptionType};
 
@@ -98,7 +99,7 @@ fn remember(conn: &Connection, rep: &Replica, holder: Option<i64>, deleted: bool
 /// Memory `holder` is the primary of `gid`, which leaves it: another source it
 /// holds becomes its id, or, with none, it is forgotten with `gid` (`forget`) or
 /// left as it is (the id moves to a memory of its own).
-fn hand_over(conn: &Connection, holder: i64, gid: &str, forget: Option<&Replica>) -> Result<()> {
+fn hand_over(conn: &Connection, holder: i64, gid: &str, forget: Option<(&Replica, &str)>) -> Result<()> {
     match co_sources(conn, holder, gid)?.into_iter().next() {
         Some((other, origin, writer, version)) => {
             conn.prepare_cached(
@@ -112,8 +113,8 @@ fn hand_over(conn: &Connection, holder: i64, gid: &str, forget: Option<&Replica>
             conn.prepare_cached("UPDATE memories SET global_id = NULL WHERE id = ?1")?.execute([holder])?;
         }
         None => {
-            if let Some(rep) = forget {
-                memory::invalidate(conn, holder, FORGOTTEN_BY_FLEET, &now(), Some(rep))?;
+            if let Some((rep, now)) = forget {
+                memory::invalidate(conn, holder, FORGOTTEN_BY_FLEET, now, Some(rep))?;
             }
         }
     }
@@ -145,14 +146,17 @@ impl Db {
             let mut applied = Applied::default();
             // What follows is the fleet's, not a local change: the triggers log nothing.
             tx.prepare_cached("INSERT INTO sync_applying (one) VALUES (1)")?.execute([])?;
-            for (c, v) in batch.iter().zip(&vectors) {
-                self.apply_one(tx, &me, c, v.as_ref(), &mut applied)?;
-                tx.prepare_cached(
-                    "INSERT INTO sync_marks (writer, seq) VALUES (?1, ?2)
-                     ON CONFLICT (writer) DO UPDATE SET seq = max(seq, excluded.seq)",
-                )?
-                .execute(params![c.writer, c.seq])?;
-            }
+            history::on_clock(tx, || {
+                for (c, v) in batch.iter().zip(&vectors) {
+                    self.apply_one(tx, &me, c, v.as_ref(), &mut applied)?;
+                    tx.prepare_cached(
+                        "INSERT INTO sync_marks (writer, seq) VALUES (?1, ?2)
+                         ON CONFLICT (writer) DO UPDATE SET seq = max(seq, excluded.seq)",
+                    )?
+                    .execute(params![c.writer, c.seq])?;
+                }
+                Ok(())
+            })?;
             tx.prepare_cached("DELETE FROM sync_applying")?.execute([])?;
             Ok(applied)
         })
@@ -181,7 +185,7 @@ impl Db {
         let (holder, primary) = state.as_ref().map_or((None, false), |h| (h.holder, h.primary));
         if c.deleted {
             if let (Some(id), true) = (holder, primary) {
-                hand_over(tx, id, &c.global_id, Some(&rep))?;
+                hand_over(tx, id, &c.global_id, Some((&rep, &self.now())))?;
             }
             remember(tx, &rep, None, true)?;
             out.forgotten += 1;
@@ -293,7 +297,7 @@ impl Db {
         rep: &Replica,
         vec_ok: bool,
     ) -> Result<i64> {
-        let now = now();
+        let now = self.now();
         let mut row = d.row(&c.category, c.confidence.clamp(0.0, 1.0), self.opts.decay_rate, &now);
         row.remote = Some(rep);
         let id = memory::insert(tx, &row)?;
@@ -316,7 +320,7 @@ impl Db {
         rep: &Replica,
         vec_ok: bool,
     ) -> Result<()> {
-        let now = now();
+        let now = self.now();
         let ctx: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&c.context).unwrap_or_default();
         memory::rewrite(
             tx,

@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 use rusqlite::types::Value;
 use rusqlite::{params, Connection};
 
-use super::{now, Db};
+use super::Db;
 use crate::error::{Error, Result};
 use crate::key::Key;
 use crate::limits;
@@ -61,7 +61,7 @@ impl Db {
             return Err(Error::invalid("as_of on a view: take the view from the database itself"));
         }
         let at = limits::timestamp("as_of", at)?;
-        if at > now() {
+        if at > self.now() {
             return Err(Error::invalid(format!("as_of {at} is in the future")));
         }
         // The view's own file, in a private temporary directory: a copy of the
@@ -73,6 +73,10 @@ impl Db {
         (opts.read_only, opts.verify, opts.preload, opts.embeddings) = (false, false, false, false);
         (opts.durability, opts.max_db_bytes, opts.max_memories) = (Durability::Normal, None, 0);
         opts.collection_max_memories.clear();
+        // The view's "now" is its time: what had expired by then reads as expired
+        // (and the view needs nothing of the handle's clock, which it may outlive).
+        let then = chrono::DateTime::parse_from_rfc3339(&at).map_err(|e| Error::internal(e.to_string()))?;
+        opts.clock = crate::clock::Clock::fixed(then.with_timezone(&chrono::Utc));
         let keyed = opts.key.is_some() || opts.key_file.is_some();
         opts.key_file = None;
         opts.key = keyed.then(Key::random);

@@ -153,12 +153,13 @@ impl crate::store::TxHooks for Db {
     }
 }
 
-/// Current UTC time as ISO 8601 with milliseconds (`2026-03-09T10:30:00.123Z`).
-pub fn now() -> String {
-    limits::now()
-}
-
 impl Db {
+    /// The handle's current time as stored (UTC, milliseconds:
+    /// `2026-03-09T10:30:00.123Z`), read from its clock ([`crate::Clock`]).
+    pub fn now(&self) -> String {
+        self.opts.clock.stamp()
+    }
+
     /// Opens (creating if needed) the database described by `opts`.
     pub fn open(mut opts: OpenOptions) -> Result<Db> {
         opts.default_collection = opts.default_collection.trim().to_string();
@@ -339,7 +340,8 @@ impl Db {
         let session = limits::optional_session(req.session_id)?;
         let ctx_text = limits::context("context", req.context)?;
         let user_tags = limits::user_tags(req.tags)?;
-        let expires_at = limits::expiry(req.ttl_seconds, req.expires_at, self.opts.ttl_for(collection))?;
+        let expires_at =
+            limits::expiry(req.ttl_seconds, req.expires_at, self.opts.ttl_for(collection), self.opts.clock.now())?;
         let (cls, source, hash) = match req.perception {
             None => (classify::classify(content, &ctx_text), classify::LEARN_SOURCE, fingerprint::fact_hash(content)),
             Some((t, data, meta)) => (
@@ -386,7 +388,7 @@ impl Db {
                 row.ensure_active(id)?;
             }
             let evicted = self.make_room(tx, d.collection)?;
-            Ok(Stored { evicted, ..self.insert_draft(tx, d, vec_ok, &now())? })
+            Ok(Stored { evicted, ..self.insert_draft(tx, d, vec_ok, &self.now())? })
         }
     }
 

@@ -75,9 +75,10 @@ impl Db {
         }
         self.store.writable()?;
         let mut out = PurgeOutcome::default();
+        let cutoff = retention::cutoff(older_than_seconds, self.opts.clock.now());
         loop {
             let n = self.write(|tx| {
-                let mut ids = retention::purgeable(tx, older_than_seconds, retention::PURGE_BATCH)?;
+                let mut ids = retention::purgeable(tx, &cutoff, retention::PURGE_BATCH)?;
                 let found = ids.len();
                 let keeper = retention::keeper(tx, &mut ids)?;
                 retention::remove(tx, &ids, keeper)?;
@@ -93,7 +94,6 @@ impl Db {
             }
         }
         // The history of what stays: versions replaced before the cutoff.
-        let cutoff = retention::cutoff(older_than_seconds);
         while self.write(|tx| history::purge_before(tx, &cutoff, retention::PURGE_BATCH * 10))? > 0 {}
         self.write(retention::prune_removals)?;
         let page_size: u64 =

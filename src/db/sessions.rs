@@ -1,7 +1,7 @@
 //! The engine's session side: episodes begin and end (outcome, decay,
 //! consolidation, proactive recall of related experience).
 
-use super::{now, Db};
+use super::Db;
 use crate::error::Result;
 use crate::limits;
 use crate::search;
@@ -19,7 +19,7 @@ impl Db {
         let ctx = limits::context("context", context)?;
         let id = uuid::Uuid::new_v4().to_string();
         self.write(|tx| {
-            session::create(tx, &id, collection, Some(ctx.as_str()).filter(|c| !c.is_empty()), &now())?;
+            session::create(tx, &id, collection, Some(ctx.as_str()).filter(|c| !c.is_empty()), &self.now())?;
             Ok(SessionStarted {
                 session_id: id.clone(),
                 collection: collection.to_string(),
@@ -35,7 +35,7 @@ impl Db {
         let score = outcome_score.map(|s| limits::unit_range("outcome_score", s, 0.0, 1.0)).transpose()?;
         let (collection, summary, decayed_count, consolidated) = self.write(|tx| {
             let row = session::require_active(tx, sid)?;
-            let now = now();
+            let now = self.now();
             let consolidated = session::consolidate(tx, sid, &row.collection, &now)?;
             let decayed = session::apply_decay(tx, &now)?;
             session::finish(tx, sid, score, &now)?;

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use rusqlite::{params, Connection};
 
-use super::{now, Db};
+use super::Db;
 use crate::error::Result;
 use crate::store::memory;
 use crate::types::{Hit, SearchMode};
@@ -86,7 +86,7 @@ impl Db {
         if self.opts.read_only {
             return; // nothing is written through a read-only handle, not even access counts
         }
-        let at = now();
+        let at = self.now();
         let pending = {
             let mut t = self.touches.lock();
             if mode != SearchMode::Scan {

@@ -20,7 +20,7 @@ use std::io::BufRead;
 use rusqlite::Connection;
 use serde_json::Value;
 
-use super::{now, Db, Draft, DraftRequest};
+use super::{Db, Draft, DraftRequest};
 use crate::dedup;
 use crate::embed::{Embedding, ModelStamp};
 use crate::error::{Error, Result, Status};
@@ -145,7 +145,10 @@ impl Db {
             let mut sum = ExportSummary { model: stamp.clone().filter(|_| with_vectors), ..Default::default() };
             let mut emit =
                 |kind: LineKind, v: Value| f(&ExportLine { kind, json: &v.to_string(), memories_total: counts.1 });
-            emit(LineKind::Header, record::header_json(collection, stamp.as_deref(), with_vectors, counts, &now()))?;
+            emit(
+                LineKind::Header,
+                record::header_json(collection, stamp.as_deref(), with_vectors, counts, &self.now()),
+            )?;
             sql::each_session(conn, collection, |s, outcomes| {
                 sum.sessions += 1;
                 emit(LineKind::Session, record::session_json(&s, &outcomes))
@@ -272,7 +275,7 @@ impl Db {
         if let Some(existing_id) = existing {
             return Ok(LineOutcome::Duplicate { existing_id });
         }
-        let arrived = now();
+        let arrived = self.now();
         let mut row = d.row(&m.category, m.confidence, m.decay_rate, &m.created_at);
         row.stored_at = Some(&arrived);
         let id = memory::insert(tx, &row)?;

@@ -2,7 +2,7 @@
 //! and the library-level functions (version, status names, last error, string free).
 
 use std::collections::HashMap;
-use std::ffi::{c_char, CString};
+use std::ffi::{c_char, c_void, CString};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -159,6 +159,55 @@ pub struct rm_open_options {
     /// newline; it must be readable by its owner only (mode 0600 or 0400), else
     /// RM_INVALID_ARGUMENT. NULL: no key file.
     pub key_file: *const c_char,
+    /// The handle's clock instead of the system's (a simulation's, ROS 2 /clock):
+    /// returns the current time in milliseconds since 1970-01-01T00:00:00Z, given
+    /// `clock_context`. Every time robotmem stores or compares is read from it
+    /// (learned, updated, accessed, forgotten, expiry and ttl, decay, eviction's
+    /// recency, purge ages, history, rm_open_as_of's "not in the future"). Called
+    /// on the threads that call robotmem with this handle, concurrently: it must
+    /// be thread-safe, return at once, not call robotmem and not throw (a C++
+    /// exception must not leave it). It may go backwards. A value below 0 or after
+    /// 9999-12-31 (253402300799999) is not a time: the system clock is read for
+    /// that call instead. It and `clock_context` must stay valid until the handle
+    /// is closed (or `clock_free` is called); a view from rm_open_as_of() does
+    /// not call it. NULL: the system clock.
+    pub clock: Option<unsafe extern "C" fn(clock_context: *mut c_void) -> i64>,
+    /// Passed to `clock` on every call (not read by robotmem). Default NULL.
+    pub clock_context: *mut c_void,
+    /// With `clock` set: called once with `clock_context` when robotmem no
+    /// longer needs the clock: after rm_close() and the calls still running on
+    /// the handle, or when rm_open() fails (also on a failure it reports for
+    /// another option). It hands the context's ownership to robotmem (the C++
+    /// wrapper frees its std::function this way). NULL: the caller keeps it.
+    pub clock_free: Option<unsafe extern "C" fn(clock_context: *mut c_void)>,
+}
+
+/// A C clock and its context, callable from any thread (the caller promises
+/// that `clock` is thread-safe; see rm_open_options.clock).
+struct CClock {
+    read: unsafe extern "C" fn(*mut c_void) -> i64,
+    context: *mut c_void,
+    free: Option<unsafe extern "C" fn(*mut c_void)>,
+}
+
+impl Drop for CClock {
+    fn drop(&mut self) {
+        if let Some(free) = self.free {
+            // SAFETY: the caller handed the context over with `clock_free` (documented).
+            unsafe { free(self.context) }
+        }
+    }
+}
+// SAFETY: rm_open_options.clock documents that it is called from any thread,
+// concurrently, and that the function and its context stay valid until rm_close().
+unsafe impl Send for CClock {}
+unsafe impl Sync for CClock {}
+
+impl CClock {
+    fn read(&self) -> i64 {
+        // SAFETY: the caller's clock, valid until rm_close (documented).
+        unsafe { (self.read)(self.context) }
+    }
 }
 
 /// Fills `opts` with the defaults.
@@ -195,6 +244,9 @@ pub unsafe extern "C" fn rm_open_options_init(opts: *mut rm_open_options) -> rm_
                 key: std::ptr::null(),
                 key_len: 0,
                 key_file: std::ptr::null(),
+                clock: None,
+                clock_context: std::ptr::null_mut(),
+                clock_free: None,
             })
         };
         Ok(())
@@ -224,11 +276,19 @@ pub unsafe extern "C" fn rm_open_options_init(opts: *mut rm_open_options) -> rm_
 #[no_mangle]
 pub unsafe extern "C" fn rm_open(opts: *const rm_open_options, out_db: *mut *mut rm_db) -> rm_status {
     guard(|| {
+        // First: from here on the clock's context is robotmem's (`clock_free`),
+        // whatever fails after.
+        let clock = opts
+            .as_ref()
+            .and_then(|c| c.clock.map(|read| CClock { read, context: c.clock_context, free: c.clock_free }));
         out_ptr(out_db, "out_db")?;
         let mut o = OpenOptions::default();
+        if let Some(c) = clock {
+            o.clock = crate::clock::Clock::new(move || c.read());
+        }
         if let Some(c) = opts.as_ref() {
             if let Some(p) = opt_str(c.path, "opts.path")? {
-                o = OpenOptions::path(p);
+                o = OpenOptions { clock: o.clock, ..OpenOptions::path(p) };
             }
             if let Some(dc) = opt_str(c.default_collection, "opts.default_collection")? {
                 o.default_collection = dc.trim().to_string();

@@ -31,8 +31,19 @@ pub mod cause {
 /// also when the write changed nothing the trigger watches.
 pub fn caused<T>(conn: &Connection, what: &str, change: impl FnOnce() -> Result<T>) -> Result<T> {
     conn.prepare_cached("INSERT OR REPLACE INTO memory_change_cause (one, cause) VALUES (1, ?1)")?.execute([what])?;
-    let out = change()?;
+    let out = on_clock(conn, change)?;
     conn.prepare_cached("DELETE FROM memory_change_cause")?.execute([])?;
+    Ok(out)
+}
+
+/// Runs `change` (writes on `conn`) and gives the versions it made the time of
+/// the handle's clock: the trigger, which also runs for SQL written by hand,
+/// can only read SQLite's (the system clock).
+pub fn on_clock<T>(conn: &Connection, change: impl FnOnce() -> Result<T>) -> Result<T> {
+    let before: i64 =
+        conn.prepare_cached("SELECT coalesce(max(seq), 0) FROM memory_versions")?.query_row([], |r| r.get(0))?;
+    let out = change()?;
+    conn.prepare_cached("UPDATE memory_versions SET replaced_at = robotmem_now() WHERE seq > ?1")?.execute([before])?;
     Ok(out)
 }
 

@@ -10,10 +10,11 @@ use crate::text;
 use crate::types::{Memory, MemoryKind, MemoryStatus, PerceptionType};
 
 /// SQL condition: the row has not expired (`expires_at` in the stored-time
-/// format sorts as text; SQLite's clock is read once per statement).
+/// format sorts as text; the handle's clock, `robotmem_now()`, is read once per
+/// statement).
 macro_rules! not_expired {
     () => {
-        "(expires_at IS NULL OR expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))"
+        "(expires_at IS NULL OR expires_at > robotmem_now())"
     };
 }
 pub(crate) use not_expired;
@@ -212,7 +213,7 @@ pub fn unindex(conn: &Connection, id: i64) -> Result<()> {
 pub const COLUMNS: &str = "id, collection, session_id, type, content, human_summary, category, \
     confidence, decay_rate, status, superseded_by, context, perception_type, perception_data, \
     perception_metadata, access_count, return_count, last_accessed, created_at, updated_at, content_hash, meta_hash, \
-    expires_at";
+    expires_at, (expires_at <= robotmem_now())";
 
 /// A memory whose stored text no longer matches its checksum.
 fn damaged(id: i64, what: &str) -> Error {
@@ -303,7 +304,7 @@ pub fn from_row(r: &Row) -> Result<Memory> {
         last_accessed: text(17, "last access time")?,
         created_at,
         updated_at: text(19, "update time")?.unwrap_or_default(),
-        expired: expires_at.as_deref().is_some_and(crate::limits::is_past),
+        expired: r.get::<_, Option<bool>>(23)?.unwrap_or(false),
         expires_at,
     })
 }

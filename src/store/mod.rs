@@ -51,6 +51,8 @@ pub struct Store {
     /// Set on a store that must no longer be written (an as-of view, once
     /// built): why, for the error.
     frozen: std::sync::OnceLock<String>,
+    /// The handle's clock, behind `robotmem_now()` on every connection.
+    clock: crate::clock::Clock,
 }
 
 /// Per-connection settings, applied to every connection the store opens.
@@ -123,7 +125,7 @@ impl Store {
         // Until the open has succeeded, closing must not checkpoint a log into the file.
         writer.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
         // Some settings read the file: with a wrong key, that is where it shows.
-        configure(&writer, config).map_err(|e| match &path {
+        configure(&writer, config, &opts.clock).map_err(|e| match &path {
             Some(p) => cipher::wrong_key(p, &key, e),
             None => e,
         })?;
@@ -163,6 +165,7 @@ impl Store {
             config,
             key: parking_lot::RwLock::new(key),
             frozen: Default::default(),
+            clock: opts.clock.clone(),
         };
         let prepared = (|| {
             if config.read_only {
@@ -208,7 +211,7 @@ impl Store {
             None => {
                 let path = self.path.as_deref().expect("file store has a path");
                 let c = open_connection(path, self.config, key.as_ref())?;
-                configure(&c, self.config)?;
+                configure(&c, self.config, &self.clock)?;
                 c
             }
         };
@@ -543,9 +546,10 @@ fn immutable_uri(path: &Path) -> String {
     uri + "?immutable=1"
 }
 
-fn configure(conn: &Connection, c: ConnConfig) -> Result<()> {
+fn configure(conn: &Connection, c: ConnConfig, clock: &crate::clock::Clock) -> Result<()> {
     busy::install(conn, c.busy_timeout)?;
     vectors::register(conn)?;
+    crate::clock::register(conn, clock)?;
     conn.set_prepared_statement_cache_capacity(64);
     let sync = match c.durability {
         Durability::Normal => "NORMAL",

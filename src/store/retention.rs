@@ -20,8 +20,8 @@ use crate::error::Result;
 /// transaction keeps other writers' waits short.
 pub(crate) const PURGE_BATCH: usize = 100;
 
-/// SQL of "the stored time `now`" (what `not_expired!` compares with).
-const NOW: &str = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
+/// SQL of "the stored time `now`" on the handle's clock (what `not_expired!` compares with).
+const NOW: &str = "robotmem_now()";
 
 /// Memories stored in `collection` (every collection: `None`), whatever their status.
 pub(crate) fn count(conn: &Connection, collection: Option<&str>) -> Result<u64> {
@@ -77,23 +77,22 @@ pub(crate) fn victims(conn: &Connection, collection: Option<&str>, n: u64, prote
     Ok(out)
 }
 
-/// Up to `limit` memories a purge removes: forgotten or superseded at least
-/// `older_than_s` seconds ago, or expired at least that long ago, oldest first.
-pub(crate) fn purgeable(conn: &Connection, older_than_s: f64, limit: usize) -> Result<Vec<i64>> {
+/// Up to `limit` memories a purge removes: forgotten or superseded at or before
+/// `cutoff` (a stored time), or expired then, oldest first.
+pub(crate) fn purgeable(conn: &Connection, cutoff: &str, limit: usize) -> Result<Vec<i64>> {
     let sql = "SELECT id FROM memories
          WHERE (status != 'active' AND coalesce(invalidated_at, updated_at) <= ?1)
             OR (expires_at IS NOT NULL AND expires_at <= ?1)
          ORDER BY id LIMIT ?2";
     Ok(conn
         .prepare_cached(sql)?
-        .query_map(params![cutoff(older_than_s), limit as i64], |r| r.get(0))?
+        .query_map(params![cutoff, limit as i64], |r| r.get(0))?
         .collect::<rusqlite::Result<Vec<i64>>>()?)
 }
 
-/// The stored time `older_than_s` seconds ago.
-pub(crate) fn cutoff(older_than_s: f64) -> String {
-    let at = chrono::Utc::now() - chrono::Duration::milliseconds((older_than_s * 1000.0).round() as i64);
-    at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+/// The stored time `older_than_s` seconds before `now`.
+pub(crate) fn cutoff(older_than_s: f64, now: chrono::DateTime<chrono::Utc>) -> String {
+    crate::clock::stamp(now - chrono::Duration::milliseconds((older_than_s * 1000.0).round() as i64))
 }
 
 /// The memory that carries the rev of removing `ids` (see [`remove`]): the one

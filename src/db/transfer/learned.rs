@@ -6,7 +6,7 @@ use rusqlite::Connection;
 
 use super::record::LearnIn;
 use super::LineOutcome;
-use crate::db::{now, Db, Draft, DraftRequest};
+use crate::db::{Db, Draft, DraftRequest};
 use crate::error::Result;
 use crate::limits;
 use crate::session;
@@ -46,7 +46,7 @@ impl Db {
         d: &Draft,
         made: &mut u64,
     ) -> Result<LineOutcome> {
-        let at = l.time.clone().unwrap_or_else(now);
+        let at = l.time.clone().unwrap_or_else(|| self.now());
         if let Some(s) = d.session {
             if session::get(tx, s)?.is_none() {
                 let row = SessionRecord {

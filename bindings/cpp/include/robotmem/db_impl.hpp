@@ -11,6 +11,24 @@
 
 namespace robotmem {
 
+namespace detail {
+/// rm_open_options.clock for OpenOptions::clock: an exception is no time (-1:
+/// the library reads the system clock for that call).
+inline std::int64_t clock_read(void* context) noexcept {
+#if ROBOTMEM_EXCEPTIONS
+    try {
+#endif
+        return (*static_cast<const std::function<std::int64_t()>*>(context))();
+#if ROBOTMEM_EXCEPTIONS
+    } catch (...) {
+        return -1;
+    }
+#endif
+}
+/// rm_open_options.clock_free: the library hands the copy back.
+inline void clock_free(void* context) noexcept { delete static_cast<std::function<std::int64_t()>*>(context); }
+}  // namespace detail
+
 inline bool Db::open_into(const OpenOptions& o, Db& out, detail::Failure& f) {
     rm_open_options c;
     rm_open_options_init(&c);
@@ -56,6 +74,13 @@ inline bool Db::open_into(const OpenOptions& o, Db& out, detail::Failure& f) {
     if (o.key_file) {
         if (!detail::check_no_nul(*o.key_file, "opts.key_file", f)) return false;
         c.key_file = o.key_file->c_str();
+    }
+    if (o.clock) {
+        // Given to the library, which frees it (clock_free) when the handle is
+        // closed or the open fails. Last: no failure above may leak it.
+        c.clock_context = new std::function<std::int64_t()>(o.clock);
+        c.clock = detail::clock_read;
+        c.clock_free = detail::clock_free;
     }
     rm_db* h = nullptr;
     const rm_status st = rm_open(&c, &h);

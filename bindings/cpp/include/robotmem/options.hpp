@@ -18,6 +18,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -103,6 +104,16 @@ struct OpenOptions {
     std::optional<std::array<std::uint8_t, 32>> key;
     /// A key file instead (32 bytes or 64 hex digits, mode 0600). nullopt: none.
     std::optional<std::string> key_file;
+    /// The Db's clock instead of the system's (a simulation's, ROS 2 /clock, e.g.
+    /// `[node] { return node->now().nanoseconds() / 1000000; }`): the current time
+    /// in milliseconds since 1970-01-01T00:00:00Z. Every time robotmem stores or
+    /// compares is read from it (creation, access, expiry and ttl, decay, eviction,
+    /// purge ages, history, as_of). Called on the threads that use the Db,
+    /// concurrently: it must be thread-safe and must not call the Db. An exception
+    /// it throws, or a value below 0 or after 9999-12-31, is not a time: the system
+    /// clock is read for that call. A copy is kept until the handle is closed (also
+    /// after release()). Empty: the system clock (rm_open_options.clock).
+    std::function<std::int64_t()> clock;
 
     /// Options for a private in-memory database (path ":memory:"). May throw std::bad_alloc.
     static OpenOptions in_memory() { return file(":memory:"); }
