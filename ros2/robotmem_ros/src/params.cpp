@@ -1,6 +1,7 @@
 #include "robotmem_ros/params.hpp"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace robotmem_ros
@@ -83,6 +84,14 @@ robotmem::OpenOptions open_options(const NodeParams & p)
   o.embeddings = p.embeddings;
   o.durability = p.durability == "normal" ? robotmem::Durability::Normal : robotmem::Durability::Full;
   return o;
+}
+
+std::function<std::int64_t()> clock_ms(std::function<std::int64_t()> nanoseconds)
+{
+  return [nanoseconds = std::move(nanoseconds)]() -> std::int64_t {
+      const std::int64_t ns = nanoseconds();
+      return ns == 0 ? -1 : ns / 1000000;
+    };
 }
 
 bool best_effort(const NodeParams & p)

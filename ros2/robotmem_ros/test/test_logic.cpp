@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -121,6 +122,29 @@ TEST(Params, OpenOptions)
   EXPECT_EQ(o.embeddings.value_or(true), false);
   EXPECT_EQ(o.durability.value_or(robotmem::Durability::Full), robotmem::Durability::Normal);
   EXPECT_TRUE(best_effort(p));
+}
+
+TEST(Params, NodeClock)
+{
+  // A simulated clock in nanoseconds, as rclcpp::Clock::now().nanoseconds() gives it.
+  auto ns = std::make_shared<std::int64_t>(1935630121000123456);  // 2031-05-04T03:02:01.000123456Z
+  const auto ms = clock_ms([ns] {return *ns;});
+  EXPECT_EQ(ms(), 1935630121000);
+  *ns = 0;  // no /clock message yet
+  EXPECT_EQ(ms(), -1);  // not a time: the library reads the system clock
+  *ns = 1935630121000123456;
+  NodeParams p;
+  p.db_path = ":memory:";
+  p.embeddings = false;
+  auto o = open_options(p);
+  o.clock = ms;
+  const auto db = robotmem::Db::open(o);
+  robotmem::LearnOptions lo;
+  lo.ttl_seconds = 60.0;
+  const auto id = db.learn("the simulated forklift blocks aisle 2", lo).memory_id;
+  EXPECT_EQ(db.get_memory(id).memory.created_at, "2031-05-04T03:02:01.000Z");
+  *ns += 61000000000;  // 61 s of simulated time
+  EXPECT_TRUE(db.get_memory(id).memory.expired);
 }
 
 // --- services -----------------------------------------------------------------------

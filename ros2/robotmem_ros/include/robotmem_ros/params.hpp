@@ -5,6 +5,7 @@
 #define ROBOTMEM_ROS__PARAMS_HPP_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,13 @@ std::string validation_message(const NodeParams & p);
 
 /// The options robotmem::Db::open() gets for these parameters (which must be valid).
 robotmem::OpenOptions open_options(const NodeParams & p);
+
+/// OpenOptions::clock from a ROS clock's nanoseconds (the node passes its own
+/// clock: system time, or simulated time under use_sim_time, so expiry, decay,
+/// eviction and history follow the same time as the rest of the robot).
+/// Time 0 — simulated time before the first /clock message — is no time: the
+/// library reads the system clock for that call.
+std::function<std::int64_t()> clock_ms(std::function<std::int64_t()> nanoseconds);
 
 /// True for perception_qos_reliability "best_effort".
 bool best_effort(const NodeParams & p);
