@@ -14,9 +14,13 @@
 #   5. examples/quickstart for aarch64 against the x86_64 one: BM25 only (same
 #      hits, order and scores) and with the default model (hybrid: same hits,
 #      scores within 0.03, order kept except between such near ties);
-#   6. the library's Rust tests for aarch64 under qemu: its unit tests (the SIMD
-#      kernels of src/search/vector among them), tests/vector_index.rs and
-#      tests/embedding.rs with the aarch64 ONNX Runtime (emulating a Cortex-A76);
+#   6. the library's Rust tests that depend on the target, for aarch64 under qemu
+#      (emulating a Cortex-A76): tests/vector_kernels.rs (the index's NEON kernels
+#      and sqlite-vec's NEON build against the portable ones), tests/vector_index.rs
+#      and tests/embedding.rs with the aarch64 ONNX Runtime. Integration tests, so
+#      they link the release library step 1 built: the unit tests (the engine's
+#      target-independent logic, run natively by scripts/test.sh) are not compiled
+#      for aarch64 (that compile alone took 2 of this stage's minutes);
 #   7. the vector kernel tests again on an emulated Cortex-A53, which lacks the
 #      dot-product extension: the run-time choice must fall back to plain NEON.
 # Each step's time is listed at the end. Without the cross tools (Debian's
@@ -195,7 +199,7 @@ for mode in bm25 hybrid; do
     fail "quickstart output on aarch64 differs from x86_64 ($mode; both kept in $work)"
 done
 
-timed_step "Rust tests for aarch64 under qemu: unit tests (--lib), tests/vector_index.rs, tests/embedding.rs"
+timed_step "Rust tests for aarch64 under qemu: tests/vector_kernels.rs, tests/vector_index.rs, tests/embedding.rs"
 # The models with the aarch64 runtime, laid out as tests/model/mod.rs expects.
 mkdir "$work/models"
 ln -s "$models/onnxruntime-aarch64" "$work/models/onnxruntime"
@@ -203,19 +207,10 @@ for f in use-multilingual-v3-int8 all-MiniLM-L6-v2-int8 reference-embeddings.jso
   [ -e "$models/$f" ] || fail "missing $models/$f (scripts/fetch-model.sh)"
   ln -s "$models/$f" "$work/models/$f"
 done
-# Tests not run here, by name, each with the reason (printed).
-skips=(
-  "ffi::guard::tests::a_caught_panic_prints_nothing|it runs its own test binary again as a child process;
-    under qemu-user without binfmt_misc the host kernel cannot execute an aarch64 file (ENOEXEC)"
-)
-skip_args=()
-for s in "${skips[@]}"; do
-  echo "NOT RUN on aarch64: ${s%%|*}: $(tr -s ' \n' ' ' <<<"${s#*|}")"
-  skip_args+=(--skip "${s%%|*}")
-done
 CARGO_TARGET_DIR=$AARCH64_TARGET_DIR ROBOTMEM_TEST_MODELS=$work/models ROBOTMEM_REQUIRE_MODEL=1 \
   "$AARCH64_CARGO" test --release --locked --target "$AARCH64_TRIPLE" --no-fail-fast \
-  --lib --test vector_index --test embedding -- "${skip_args[@]}" 2>&1 | tee "$work/cargo-test.log"
+  --test vector_kernels --test vector_index --test embedding -- --nocapture 2>&1 | tee "$work/cargo-test.log" |
+  grep -E '^test |^test result:|kernels on this CPU|sqlite-vec kernel|worst cosine'
 rust_summary=$(grep -E '^test result:' "$work/cargo-test.log" |
   awk '{p += $4; f += $6; i += $8} END { printf "%d passed, %d failed, %d ignored", p, f, i }')
 
@@ -224,7 +219,7 @@ timed_step "vector kernels on a Cortex-A53 (no dot-product extension: i.MX 8, Ra
 # tests compare it and neon with the portable kernel; here the CPU lacks sdot, so
 # the choice at run time must fall back to neon (and the same tests pass).
 CARGO_TARGET_DIR=$AARCH64_TARGET_DIR QEMU_CPU=cortex-a53 \
-  "$AARCH64_CARGO" test --release --locked --target "$AARCH64_TRIPLE" --lib -- simd store::vectors --nocapture \
+  "$AARCH64_CARGO" test --release --locked --target "$AARCH64_TRIPLE" --test vector_kernels -- --nocapture \
   2>&1 | tee "$work/a53.log" | grep -E '^test result:|kernels on this CPU|sqlite-vec kernel'
 grep -q 'kernels on this CPU: \["portable", "neon"\]' "$work/a53.log" ||
   fail "on a Cortex-A53 the kernels should be portable and neon: $(grep -E 'kernels on this CPU' "$work/a53.log")"

@@ -61,20 +61,28 @@ fn check_reference(m: &model::Model, reference: &str) {
     let one = OnnxEmbedder::open(env, &m.dir, 1).unwrap();
     let three = OnnxEmbedder::open(env, &m.dir, 3).unwrap();
     let texts: Vec<&str> = sentences.iter().chain(&sentences).copied().collect();
-    let alone = one.embed(&texts, TextKind::Passage).unwrap();
-    assert_eq!(three.embed(&texts, TextKind::Passage).unwrap(), alone);
+    let texts = if EMULATED { &texts[..sentences.len()] } else { &texts[..] };
+    let alone = one.embed(texts, TextKind::Passage).unwrap();
+    assert_eq!(three.embed(texts, TextKind::Passage).unwrap(), alone);
     assert_eq!(three.embed(&texts[..1], TextKind::Passage).unwrap(), alone[..1]);
-    concurrent_callers(&one, &sentences, &alone[..sentences.len()]);
-    concurrent_callers(&three, &sentences, &alone[..sentences.len()]);
+    if !EMULATED {
+        concurrent_callers(&one, &sentences, &alone[..sentences.len()]);
+        concurrent_callers(&three, &sentences, &alone[..sentences.len()]);
+    }
 }
+
+/// aarch64 runs under qemu here (scripts/aarch64-test.sh), where a model run takes
+/// tens of milliseconds: what depends on the target there is ONNX Runtime's
+/// arithmetic (the reference cosines above, one session against three); how
+/// concurrent callers share runs is the engine's own logic, the same on every
+/// target, and is checked natively (under emulation it took two minutes).
+const EMULATED: bool = cfg!(target_arch = "aarch64");
 
 /// Six threads embed the sentences one text per call, as concurrent learns and
 /// recalls do: each gets the vector a lone caller gets (exactly for a model that
 /// takes one text per run; within float noise where waiting callers' texts share
 /// a padded run). On one session nearly every caller waits, so texts are shared.
-/// One round under emulation (aarch64 runs under qemu here: a model run there
-/// takes tens of milliseconds), three natively.
-const ROUNDS: usize = if cfg!(target_arch = "aarch64") { 1 } else { 3 };
+const ROUNDS: usize = 3;
 fn concurrent_callers(e: &OnnxEmbedder, sentences: &[&str], alone: &[Embedding]) {
     let before = e.runs();
     let batched = e.stamp().name.contains("MiniLM");

@@ -22,7 +22,8 @@ const STAMP_KEY: &str = "embed_model";
 /// sqlite-vec's largest `k`.
 pub const MAX_K: usize = 4096;
 
-type InitFn = unsafe extern "C" fn(
+/// sqlite-vec's entry point, one per build of it ([`kernel`], [`portable`]).
+pub type InitFn = unsafe extern "C" fn(
     *mut rusqlite::ffi::sqlite3,
     *mut *mut c_char,
     *const rusqlite::ffi::sqlite3_api_routines,
@@ -46,6 +47,11 @@ extern "C" {
         err: *mut *mut c_char,
         api: *const rusqlite::ffi::sqlite3_api_routines,
     ) -> c_int;
+}
+
+/// The portable build of sqlite-vec (what [`kernel`] falls back to).
+pub fn portable() -> InitFn {
+    rm_vec_sqlite3_vec_init
 }
 
 /// The sqlite-vec build for this CPU and its name ("avx", "neon" or "portable").
@@ -285,74 +291,4 @@ pub fn changed_since(conn: &Connection, rev: i64, up_to: i64) -> Result<Vec<Chan
         Ok(Changed { id: r.get(0)?, rev: r.get(1)?, collection: r.get(2)?, has_vector: r.get(3)? })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn connection(init: InitFn) -> Connection {
-        let conn = Connection::open_in_memory().unwrap();
-        let mut err: *mut c_char = std::ptr::null_mut();
-        // SAFETY: a valid open connection; with SQLITE_CORE the API pointer is unused.
-        assert_eq!(unsafe { init(conn.handle(), &mut err, std::ptr::null()) }, 0);
-        conn
-    }
-
-    fn distance(conn: &Connection, sql: &str, a: &[u8], b: &[u8]) -> f64 {
-        conn.query_row(sql, [a, b], |r| r.get(0)).unwrap()
-    }
-
-    /// The SIMD copy of sqlite-vec for this CPU (AVX on x86_64, NEON on aarch64,
-    /// where build.rs corrects the types of `l1_int8_neon`) computes the distances
-    /// the portable copy does: int8 L1 exactly over the whole int8 range (|a - b|
-    /// up to 255, the value the corrected casts read as unsigned), the float
-    /// distances up to summation order.
-    #[test]
-    fn simd_copy_of_sqlite_vec_equals_the_portable_one() {
-        let (simd, name) = kernel();
-        let (fast, portable) = (connection(simd), connection(rm_vec_sqlite3_vec_init));
-        eprintln!("sqlite-vec kernel: {name}");
-        let mut x = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
-        for n in [1usize, 15, 16, 17, 63, 64, 65, 128, 384, 512, 1000] {
-            for round in 0..6 {
-                let (a, b): (Vec<u8>, Vec<u8>) = match round {
-                    0 => (vec![0x80; n], vec![0x7f; n]), // -128 against 127: |a - b| = 255
-                    1 => (vec![0x7f; n], vec![0x80; n]),
-                    _ => ((0..n).map(|_| next() as u8).collect(), (0..n).map(|_| next() as u8).collect()),
-                };
-                let want: i64 = a.iter().zip(&b).map(|(&p, &q)| (p as i8 as i64 - q as i8 as i64).abs()).sum();
-                let l1 = "SELECT vec_distance_l1(vec_int8(?1), vec_int8(?2))";
-                assert_eq!(distance(&portable, l1, &a, &b), want as f64, "portable, length {n}");
-                assert_eq!(distance(&fast, l1, &a, &b), want as f64, "{name}, length {n}");
-                // int8 L2: the portable copy sums the squares in f32 (rounded past
-                // 2^24), the NEON copy in int32 (exact), so both within 1e-5 of the truth.
-                let sq: i64 = a.iter().zip(&b).map(|(&p, &q)| (p as i8 as i64 - q as i8 as i64).pow(2)).sum();
-                let l2 = "SELECT vec_distance_l2(vec_int8(?1), vec_int8(?2))";
-                for (conn, which) in [(&fast, name), (&portable, "portable")] {
-                    let got = distance(conn, l2, &a, &b);
-                    let want = (sq as f64).sqrt();
-                    assert!((got - want).abs() <= 1e-5 * want.max(1.0), "{which} int8 l2, length {n}: {got} vs {want}");
-                }
-                let (fa, fb): (Vec<u8>, Vec<u8>) = (
-                    a.iter().flat_map(|&v| (v as i8 as f32 / 37.0).to_le_bytes()).collect(),
-                    b.iter().flat_map(|&v| (v as i8 as f32 / 91.0).to_le_bytes()).collect(),
-                );
-                for f in ["vec_distance_l2", "vec_distance_l1", "vec_distance_cosine"] {
-                    let sql = format!("SELECT {f}(?1, ?2)");
-                    let (got, want) = (distance(&fast, &sql, &fa, &fb), distance(&portable, &sql, &fa, &fb));
-                    assert!(
-                        (got - want).abs() <= 1e-5 * want.abs().max(1.0),
-                        "{name} {f}, length {n}: {got} vs {want}"
-                    );
-                }
-            }
-        }
-    }
 }

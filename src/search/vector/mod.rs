@@ -34,7 +34,7 @@ use rusqlite::Connection;
 
 pub mod quant;
 mod scan;
-pub(crate) mod simd;
+pub mod simd;
 mod snapshot;
 
 use super::text::ids::IdMap;

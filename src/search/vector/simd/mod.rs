@@ -59,7 +59,7 @@ pub struct QueryCode<'a> {
 }
 
 impl<'a> QueryCode<'a> {
-    #[cfg(test)]
+    /// The code of `code` (tests/vector_kernels.rs; the index makes its own).
     pub fn new(code: &'a [i8]) -> QueryCode<'a> {
         QueryCode { code, sum: code.iter().map(|&c| c as i32).sum() }
     }
@@ -121,8 +121,8 @@ impl Kernel {
         }
     }
 
-    /// `Σ q[i]·c[i]` over the shorter length.
-    #[cfg(test)]
+    /// `Σ q[i]·c[i]` over the shorter length (tests/vector_kernels.rs; the index
+    /// runs the row and slot loops).
     pub fn dot(self, q: QueryCode, c: &[i8]) -> i32 {
         let n = q.code.len().min(c.len());
         let q = if n < q.code.len() { QueryCode::new(&q.code[..n]) } else { q };
@@ -310,6 +310,3 @@ fn first_pass_portable(planes: &[[u64; 3]], rows: &[u64], out: &mut Vec<u16>) {
         }
     }
 }
-
-#[cfg(test)]
-mod tests;
