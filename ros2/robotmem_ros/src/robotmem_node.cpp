@@ -67,10 +67,10 @@ public:
     status_pub_ = create_publisher<msg::NodeStatus>(
       "~/status", rclcpp::QoS(1).reliable().transient_local(), status_options);
 
-    auto options = open_options(params_);
+    auto db_options = open_options(params_);
     // The node's clock: simulated time under use_sim_time, else the system's.
-    options.clock = clock_ms([clock = get_clock()] {return clock->now().nanoseconds();});
-    auto opened = robotmem::Db::try_open(options);
+    db_options.clock = clock_ms([clock = get_clock()] {return clock->now().nanoseconds();});
+    auto opened = robotmem::Db::try_open(db_options);
     if (opened) {
       db_ = std::move(*opened);
       open_status_ = msg::StatusCode::OK;
