@@ -74,12 +74,6 @@ pub fn perception_metadata<'a>(field: &str, value: Option<&'a str>) -> Result<Op
     Ok(Some(m))
 }
 
-/// The system clock's time as robotmem stores times (UTC, milliseconds); a
-/// handle reads its own clock ([`crate::Clock`]).
-pub fn now() -> String {
-    crate::clock::Clock::system().stamp()
-}
-
 /// Longest time to live: 100 years.
 pub const MAX_TTL_SECONDS: f64 = 100.0 * 365.25 * 86_400.0;
 
