@@ -144,7 +144,15 @@ pub struct OpenOptions {
     /// compares (learned, updated, accessed, expiry, decay, eviction's recency,
     /// purge ages, history, "as of"). Default the system clock.
     pub clock: Clock,
+    /// Query texts whose vectors the handle keeps, so that a recall of a text asked
+    /// before does not run the model again (`embed::cache`; about 2 KiB each with
+    /// the default model); 0 keeps none. At most [`MAX_QUERY_CACHE`]. Default 256.
+    /// Rust only: the C and C++ APIs use the default.
+    pub query_cache: usize,
 }
+
+/// Largest [`OpenOptions::query_cache`].
+pub const MAX_QUERY_CACHE: usize = 65_536;
 
 /// Largest memory budget (2^53: exact in JSON and in a double).
 pub const MAX_BUDGET: u64 = 9_007_199_254_740_992;
@@ -184,6 +192,7 @@ impl Default for OpenOptions {
             key: None,
             key_file: None,
             clock: Clock::system(),
+            query_cache: 256,
         }
     }
 }
@@ -232,6 +241,12 @@ impl OpenOptions {
 
     /// Checks every field; the error names the field, its value and the range.
     pub fn validate(&self) -> Result<()> {
+        if self.query_cache > MAX_QUERY_CACHE {
+            return Err(Error::invalid(format!(
+                "query_cache {} is out of range 0-{MAX_QUERY_CACHE} (query texts)",
+                self.query_cache
+            )));
+        }
         if self.busy_timeout_ms > MAX_BUSY_TIMEOUT_MS {
             return Err(Error::invalid(format!(
                 "busy_timeout_ms {} is out of range 0-{MAX_BUSY_TIMEOUT_MS} (milliseconds)",

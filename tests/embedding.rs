@@ -173,6 +173,24 @@ fn hybrid_case(m: &model::Model, tag: &str, dim: usize, multilingual: bool) {
         assert_eq!(r.query_vector, QueryVector::Unrepresentable);
         assert_eq!(r.hits[0].memory.id, zh.memory_id);
     }
+    // A query asked again is answered from its kept vector (`embed::cache`): the
+    // same hits, scores, mode and query vector state as the first time, also for
+    // a text the model cannot represent.
+    for q in [
+        "transparent surfaces fool the laser scanner",
+        "激光雷达",
+        "how hard should the gripper squeeze the ceramic mug",
+    ] {
+        let first = recall(&db, q);
+        for _ in 0..3 {
+            let again = recall(&db, q);
+            assert_eq!((again.mode, again.query_vector), (first.mode, first.query_vector), "{q}");
+            let key = |r: &RecallResult| -> Vec<(i64, String)> {
+                r.hits.iter().map(|h| (h.memory.id, format!("{:.6}/{:?}", h.score, h.cosine))).collect()
+            };
+            assert_eq!(key(&again), key(&first), "{q}");
+        }
+    }
 }
 
 #[test]
@@ -183,6 +201,36 @@ fn hybrid_recall_finds_paraphrases_and_reports_its_mode() {
     if let Some(m) = model::english("hybrid (English model)") {
         hybrid_case(&m, "hybrid-en", 384, false);
     }
+}
+
+#[test]
+fn kept_query_vectors_change_no_result() {
+    // A handle that keeps no query vector (`query_cache` 0) ranks every query, asked
+    // once or again, exactly as one that keeps them; an out-of-range size is refused.
+    let Some(m) = model::default_model("query cache") else { return };
+    let dir = temp("query-cache");
+    let texts = ["grip force for the ceramic cup", "battery below 20%", "玻璃墙", "lidar in the lobby"];
+    {
+        let db = Db::open(m.options(dir.db())).unwrap();
+        for t in texts {
+            learn(&db, &format!("{t}: remembered"));
+        }
+    }
+    let ranked = |query_cache: usize| -> Vec<Vec<(i64, String)>> {
+        let db = Db::open(OpenOptions { query_cache, ..m.options(dir.db()) }).unwrap();
+        let mut out = Vec::new();
+        for _ in 0..3 {
+            for q in texts.iter().chain(&["how hard to grip a mug"]) {
+                let r = db.recall_unrecorded(&RecallRequest { query: q, n: 3, ..Default::default() }).unwrap();
+                out.push(r.hits.iter().map(|h| (h.memory.id, format!("{:.6}/{:?}", h.score, h.cosine))).collect());
+            }
+        }
+        out
+    };
+    assert_eq!(ranked(0), ranked(256));
+    assert_eq!(ranked(1), ranked(256), "one kept text, replaced at every recall");
+    let e = Db::open(OpenOptions { query_cache: options::MAX_QUERY_CACHE + 1, ..m.options(dir.db()) }).err().unwrap();
+    assert_eq!(e.status, Status::InvalidArgument, "{e:?}");
 }
 
 #[test]

@@ -4,9 +4,11 @@
 use rusqlite::Connection;
 
 use super::{learn_outcome, Db, DraftRequest};
+use crate::embed::cache::QueryCache;
 use crate::embed::{Embedder, Embedding, TextKind};
 use crate::error::{Error, Result, Status};
 use crate::limits::{self, MAX_CONTENT_CHARS};
+use crate::search::recall::Embedded;
 use crate::store::vectors;
 use crate::types::*;
 
@@ -96,14 +98,10 @@ impl Db {
         out
     }
 
-    /// The query's embedding, or `None` (then recall is BM25 only).
-    /// The query's vector: `None` when the model failed, `Some(None)` when it
-    /// cannot represent the query.
-    pub(super) fn embed_query(&self, query: &str) -> Option<Option<Vec<f32>>> {
-        match self.embedder.as_ref()?.embed(&[query], TextKind::Query).ok()?.pop()? {
-            Embedding::Vector(v) => Some(Some(v)),
-            Embedding::Unrepresentable => Some(None),
-        }
+    /// The query's vector (then recall is hybrid): `None` when there is no model
+    /// or it failed, `Some(None)` when it cannot represent the query.
+    pub(super) fn embed_query(&self, query: &str) -> Embedded {
+        embed_query(self.embedder.as_deref()?, &self.queries, query)
     }
 
     /// Whether vector search works on this handle, and why not.
@@ -223,4 +221,17 @@ impl Db {
         })?;
         Ok(drafts.into_iter().zip(stored).map(|(d, s)| learn_outcome(d, s)).collect())
     }
+}
+
+/// [`Db::embed_query`] with `embedder`, whose vectors of recent queries `cache` keeps.
+pub(super) fn embed_query(embedder: &dyn Embedder, cache: &QueryCache, query: &str) -> Embedded {
+    if let Some(v) = cache.get(query) {
+        return Some(v);
+    }
+    let v = match embedder.embed(&[query], TextKind::Query).ok()?.pop()? {
+        Embedding::Vector(v) => Some(v),
+        Embedding::Unrepresentable => None,
+    };
+    cache.put(query, &v);
+    Some(v)
 }

@@ -13,6 +13,7 @@ mod fleet;
 mod fleet_apply;
 mod group;
 mod history;
+mod overlap;
 mod recall;
 mod retention;
 mod sessions;
@@ -133,6 +134,10 @@ pub struct Db {
     saved: std::sync::atomic::AtomicBool,
     /// Set on a view of the database as of a past time ([`Db::as_of`]).
     view: Option<history::View>,
+    /// Threads kept for recalls' query embeddings (`overlap`).
+    overlap: overlap::Pool,
+    /// Vectors of recent query texts.
+    queries: std::sync::Arc<embed::cache::QueryCache>,
 }
 
 /// Rows changed since an index's stored snapshot that make closing a handle
@@ -194,7 +199,6 @@ impl Db {
         }
         let db = Db {
             store,
-            opts,
             touches: Mutex::new(touches::Pending::default()),
             index,
             vindex,
@@ -205,6 +209,9 @@ impl Db {
             base_rev: Default::default(),
             saved: Default::default(),
             view: None,
+            overlap: Default::default(),
+            queries: std::sync::Arc::new(embed::cache::QueryCache::new(opts.query_cache)),
+            opts,
         };
         if db.opts.preload {
             db.store.read(|c| {

@@ -3,9 +3,11 @@
 //! BM25-only recall) in one read transaction, the memory rows loaded, and with
 //! group_similar the results folded ([`super::group`]).
 
+use std::sync::Arc;
+
 use rusqlite::Connection;
 
-use super::{group, Db};
+use super::{embedding, group, Db};
 use crate::error::{Error, Result};
 use crate::limits;
 use crate::search::recall::{self, PendingVector, Plan};
@@ -62,16 +64,24 @@ impl Db {
             _ => false,
         };
         let cjk = text::cjk_share(req.query);
-        // The query is embedded on a thread of its own while this one starts the
-        // recall (the read transaction, the indexes' syncs, the BM25 list).
-        let (found, vector) = std::thread::scope(|s| {
-            let embedding = wanted
-                .then(|| std::thread::Builder::new().spawn_scoped(s, || self.embed_query(req.query)).ok())
-                .flatten();
-            let query = PendingVector::later(move || match embedding {
-                Some(h) => h.join().ok().flatten(),
-                None if wanted => self.embed_query(req.query),
-                None => None,
+        // A query asked recently has its vector kept (`embed::cache`); another is
+        // embedded on another thread (one the handle keeps: `overlap`) while this
+        // one starts the recall (the read transaction, the indexes' syncs, the
+        // BM25 list), or on this one when none is free.
+        let kept = if wanted { self.queries.get(req.query) } else { None };
+        let embedding = match &self.embedder {
+            Some(e) if wanted && kept.is_none() => {
+                let (e, cache, text) = (Arc::clone(e), Arc::clone(&self.queries), req.query.to_string());
+                self.overlap.run(move || embedding::embed_query(e.as_ref(), &cache, &text))
+            }
+            _ => None,
+        };
+        let (found, vector) = {
+            let query = PendingVector::later(move || match (kept, embedding) {
+                (Some(v), _) => Some(v),
+                (None, Some(p)) => p.join().flatten(),
+                (None, None) if wanted => self.embed_query(req.query),
+                (None, None) => None,
             });
             let found = self.store.read(|conn| {
                 let query = wanted.then_some(&query);
@@ -88,7 +98,7 @@ impl Db {
                 Some(Some(_)) => QueryVector::Embedded,
             };
             (found, vector)
-        });
+        };
         let (hits, mode) = found?;
         // A view (`Db::as_of`) is read-only: its recalls are not accesses.
         if record && self.view.is_none() {

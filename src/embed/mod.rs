@@ -13,6 +13,7 @@
 //! When the runtime or the model is missing or broken, [`load`] says why and the
 //! engine runs in `bm25_only` mode.
 
+pub mod cache;
 pub mod onnx;
 pub mod runtime;
 mod sessions;

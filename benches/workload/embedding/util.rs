@@ -110,7 +110,13 @@ pub(super) fn opts(a: &Args, path: &Path, d: Durability, threads: u32, model: bo
 }
 
 pub(super) fn open_db(a: &Args, path: &Path, d: Durability, threads: u32, model: bool) -> Db {
-    let db = Db::open(opts(a, path, d, threads, model)).unwrap_or_else(|e| panic!("open {}: {e}", path.display()));
+    open_with(path, opts(a, path, d, threads, model))
+}
+
+/// Opens `path` with `o`; with a model (`o.embeddings`), panics unless it loaded.
+pub(super) fn open_with(path: &Path, o: OpenOptions) -> Db {
+    let model = o.embeddings;
+    let db = Db::open(o).unwrap_or_else(|e| panic!("open {}: {e}", path.display()));
     if model {
         let s = db.embedding_status().expect("embedding_status");
         assert!(
