@@ -44,12 +44,20 @@ pub(crate) struct Pool {
 }
 
 /// The result of a job run on a pool thread ([`Pool::run`]).
-pub(crate) struct Pending<T>(Receiver<T>);
+pub(crate) struct Pending<T> {
+    result: Receiver<T>,
+    done: Arc<AtomicBool>,
+}
 
 impl<T> Pending<T> {
     /// Waits for the job; `None` if it panicked.
     pub(crate) fn join(self) -> Option<T> {
-        self.0.recv().ok()
+        self.result.recv().ok()
+    }
+
+    /// A flag the job sets when it has finished (its result is then ready).
+    pub(crate) fn done(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.done)
     }
 }
 
@@ -59,8 +67,12 @@ impl Pool {
     /// no thread can be started.
     pub(crate) fn run<T: Send + 'static>(&self, f: impl FnOnce() -> T + Send + 'static) -> Option<Pending<T>> {
         let (tx, rx) = channel();
+        let done = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&done);
         let job: Job = Box::new(move || {
-            let _ = tx.send(f());
+            let out = f();
+            flag.store(true, Ordering::Release);
+            let _ = tx.send(out);
         });
         let idle = self.shared.idle.lock().pop();
         let sender = match idle {
@@ -70,7 +82,7 @@ impl Pool {
         // A thread in the idle list waits on its channel until the pool closes.
         let back = sender.clone();
         sender.send(Message(job, back)).ok()?;
-        Some(Pending(rx))
+        Some(Pending { result: rx, done })
     }
 
     /// A new thread, if fewer than [`MAX_THREADS`] exist and one can be started.
@@ -131,7 +143,9 @@ mod tests {
         let pool = Pool::default();
         for i in 0..50u64 {
             let p = pool.run(move || i * 2).expect("a thread");
+            let done = p.done();
             assert_eq!(p.join(), Some(i * 2));
+            assert!(done.load(Ordering::Acquire), "the flag is set before the result is sent");
         }
         // One call at a time: a thread made is offered again (one may not be idle
         // yet when the next call comes: then another is made, up to the cap).

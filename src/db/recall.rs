@@ -77,12 +77,16 @@ impl Db {
             _ => None,
         };
         let (found, vector) = {
-            let query = PendingVector::later(move || match (kept, embedding) {
-                (Some(v), _) => Some(v),
-                (None, Some(p)) => p.join().flatten(),
-                (None, None) if wanted => self.embed_query(req.query),
-                (None, None) => None,
-            });
+            let made = embedding.as_ref().map(|p| p.done());
+            let query = PendingVector::later(
+                move || match (kept, embedding) {
+                    (Some(v), _) => Some(v),
+                    (None, Some(p)) => p.join().flatten(),
+                    (None, None) if wanted => self.embed_query(req.query),
+                    (None, None) => None,
+                },
+                made,
+            );
             let found = self.store.read(|conn| {
                 let query = wanted.then_some(&query);
                 if req.group_similar {

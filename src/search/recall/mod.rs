@@ -54,6 +54,9 @@ pub struct Indexes<'a> {
 pub struct PendingVector<'a> {
     outcome: std::cell::OnceCell<Embedded>,
     wait: std::cell::Cell<Option<Box<dyn FnOnce() -> Embedded + 'a>>>,
+    /// Set by the thread making the vector when it is made; `None`: the vector
+    /// is not being made elsewhere (it is ready, or made on this thread when asked).
+    made: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// What embedding a query gave: `None` when embedding failed, `Some(None)` when
@@ -61,9 +64,20 @@ pub struct PendingVector<'a> {
 pub type Embedded = Option<Option<Vec<f32>>>;
 
 impl<'a> PendingVector<'a> {
-    /// A vector to come from `f`.
-    pub fn later(f: impl FnOnce() -> Embedded + 'a) -> Self {
-        PendingVector { outcome: Default::default(), wait: std::cell::Cell::new(Some(Box::new(f))) }
+    /// A vector to come from `f`; `made`, if given, says when the thread making
+    /// it has finished (see [`Self::on_its_way`]).
+    pub fn later(
+        f: impl FnOnce() -> Embedded + 'a,
+        made: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    ) -> Self {
+        PendingVector { outcome: Default::default(), wait: std::cell::Cell::new(Some(Box::new(f))), made }
+    }
+
+    /// Whether the vector is still being made on another thread (asking for it
+    /// now would wait).
+    pub fn on_its_way(&self) -> bool {
+        self.outcome.get().is_none()
+            && self.made.as_ref().is_some_and(|m| !m.load(std::sync::atomic::Ordering::Acquire))
     }
 
     /// What embedding the query gave (waits for it).
@@ -102,6 +116,11 @@ pub fn run(
             // What needs no vector first: the query's may still be on its way.
             indexes.vector.sync(conn, q.model)?;
             let words = hybrid::words_list(conn, indexes.text, plan)?;
+            // While the vector is on its way, bring what its search reads first into
+            // the CPU's caches (docs/BENCHMARKS.md, "Where a hybrid recall's time goes").
+            if q.vector.on_its_way() {
+                indexes.vector.warm(plan.collection, &|| !q.vector.on_its_way());
+            }
             let Some(vector) = q.vector.get() else { return lexical::run(conn, indexes.text, plan) };
             let near = Nearest { index: indexes.vector, model: q.model, collection: plan.collection };
             let query = hybrid::Query { vector, near, fusion: q.fusion, query_cjk: q.cjk };

@@ -50,6 +50,12 @@ pub use scan::{binary_candidates, candidates, BINARY_FROM};
 const RELOAD_AT: usize = 128;
 /// Most vectors kept for the next sync (beyond: read back from sqlite-vec).
 const FRESH_MAX: usize = 16_384;
+/// Bytes [`VectorIndex::warm`] reads between two checks of its stop condition.
+pub const WARM_STEP: usize = 64 * 1024;
+/// Most bytes [`VectorIndex::warm`] reads: more would not stay in the caches of
+/// the CPUs this runs on (32 MiB of L3 at most, shared), and the search reads
+/// from memory at the same rate.
+pub const WARM_MAX: usize = 16 << 20;
 
 /// Vectors of one collection, slot by slot.
 #[derive(Default)]
@@ -324,6 +330,33 @@ impl VectorIndex {
         Ok(wrote)
     }
 
+    /// Reads what a search of `collection` reads first in full (the sign bits of a
+    /// collection searched by them, else the int8 codes), a cache line at a time,
+    /// until `stop` says so (checked every [`WARM_STEP`] bytes) or [`WARM_MAX`]
+    /// bytes were read: a recall does this while its query's vector is still being
+    /// made on another thread, so that the search then finds them in the CPU's
+    /// caches instead of memory.
+    pub fn warm(&self, collection: &str, stop: &dyn Fn() -> bool) {
+        let inner = self.inner.read();
+        let Some(&p) = inner.names.get(collection) else { return };
+        let part = &inner.parts[p as usize];
+        let bytes: &[u8] = if part.ids.len() >= BINARY_FROM {
+            // SAFETY: any initialised u64s are readable as bytes.
+            unsafe { std::slice::from_raw_parts(part.bits.as_ptr().cast(), part.bits.len() * 8) }
+        } else {
+            // SAFETY: i8 and u8 have the same layout.
+            unsafe { std::slice::from_raw_parts(part.hi.as_ptr().cast(), part.hi.len()) }
+        };
+        let mut seen = 0u8;
+        for chunk in bytes[..bytes.len().min(WARM_MAX)].chunks(WARM_STEP) {
+            if stop() {
+                break;
+            }
+            seen ^= chunk.iter().step_by(64).fold(0, |a, &b| a ^ b);
+        }
+        std::hint::black_box(seen);
+    }
+
     /// Whether the index holds `model`'s vectors (was synced with it).
     pub fn holds(&self, model: &ModelStamp) -> bool {
         self.inner.read().stamp.as_deref() == Some(model.encode().as_str())
@@ -383,5 +416,44 @@ impl Inner {
         part.scale.pop();
         part.bits.truncate(last * w);
         part.hi.truncate(last * d);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::quant::unit;
+    use super::*;
+    use std::cell::Cell;
+
+    fn index(n: usize, dim: usize) -> VectorIndex {
+        let mut inner = Inner { stamp: Some("m".into()), dim, ..Inner::default() };
+        for i in 0..n {
+            inner.insert(i as i64, "c", &unit(i as u64, dim));
+        }
+        VectorIndex { inner: RwLock::new(inner), ..VectorIndex::default() }
+    }
+
+    #[test]
+    fn warm_reads_what_the_search_reads_first_until_told_to_stop() {
+        // Sign bits (64 bytes a 512-d vector) of a collection searched by them, the
+        // int8 codes (512 bytes) of a smaller one; the stop condition is asked once
+        // per step, and the first time it says stop nothing more is read.
+        for (n, bytes) in [(BINARY_FROM, BINARY_FROM * 64), (3000, 3000 * 512)] {
+            let idx = index(n, 512);
+            let asked = Cell::new(0usize);
+            idx.warm("c", &|| {
+                asked.set(asked.get() + 1);
+                false
+            });
+            assert_eq!(asked.get(), bytes.div_ceil(WARM_STEP), "{n} vectors");
+            asked.set(0);
+            idx.warm("c", &|| {
+                asked.set(asked.get() + 1);
+                true
+            });
+            assert_eq!(asked.get(), 1);
+        }
+        let never = || -> bool { panic!("no collection, nothing to read") };
+        index(10, 512).warm("missing", &never);
     }
 }
