@@ -17,10 +17,12 @@
  *    wait for writers. Results may be read from any thread. Several processes may
  *    open the same database file (SQLite WAL, busy timeout, bounded retries).
  *  - Threads the library starts: with a model, rm_open loads it on a thread of its own
- *    (while the calling thread loads the indexes) and rm_recall embeds the query on one
- *    (while the calling thread makes the BM25 list); both are joined before the call
- *    returns. rm_learn_batch and rm_reembed embed on up to embed_threads threads of
- *    their own, joined before they return.
+ *    (while the calling thread loads the indexes), joined before rm_open returns.
+ *    rm_recall embeds the query on a thread the handle keeps ("robotmem-overlap": at
+ *    most 4 per handle, started when first needed, idle between recalls, joined by
+ *    rm_close) while the calling thread makes the BM25 list; the recall waits for it.
+ *    rm_learn_batch and rm_reembed embed on up to embed_threads threads of their own,
+ *    joined before they return.
  *  - Functions that cannot fail (the *_free functions, rm_version, rm_status_str,
  *    rm_last_error) return their value directly.
  *  - A closed handle is never dereferenced: calls with it return RM_CLOSED.
