@@ -54,7 +54,7 @@ pub(crate) struct Estimates {
 
 impl Estimates {
     fn of(part: &Part, q: &Query) -> Estimates {
-        let mut est = Vec::new();
+        let mut est = Vec::with_capacity(part.ids.len());
         quant::first_pass(&q.planes, &part.bits, &mut est);
         let mut hist = vec![0u32; q.planes.len() * 64 * 3 + 1];
         for &e in &est {
