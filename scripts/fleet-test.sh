@@ -21,7 +21,10 @@
 #    SKIPPED with the reason (ROBOTMEM_TEST_NETNS_SKIP). All namespaces rmf<pid>* are
 #    deleted at exit.
 # 3. Creates database `fleet`, writes $work/pgctl start|stop|kill|restart for the tests
-#    (kill = immediate stop, like a crash), exports ROBOTMEM_TEST_PG_* and runs the tests.
+#    (kill = immediate stop, like a crash), exports ROBOTMEM_TEST_PG_* and runs the tests:
+#    fleet and fleet_batches first (they stop and restart the server), then fleet_netns and
+#    fleet_netns_silent side by side (robot indexes from 1 and from 101:
+#    ROBOTMEM_TEST_NODE_BASE), each binary's tests one at a time.
 # At exit the server is stopped; on failure the last 50 lines of its log are printed and
 # $work is kept.
 set -euo pipefail
@@ -198,12 +201,44 @@ if [ "${1:-}" = --bench ]; then
   cargo test --locked -p robotmem-cli --test fleet_netns_scale --no-run
   ROBOTMEM_FLEET_SCALE=1 "${in_ns[@]}" cargo test --offline --locked -p robotmem-cli --test fleet_netns_scale \
     -- --test-threads=1 --nocapture
-else
+elif [ -n "${FLEET_TESTS:-}" ]; then
   tests=()
-  for t in ${FLEET_TESTS:-fleet fleet_batches fleet_netns fleet_netns_silent}; do tests+=(--test "$t"); done
+  for t in $FLEET_TESTS; do tests+=(--test "$t"); done
   step "cargo test ${tests[*]}"
   cargo test --locked -p robotmem-cli "${tests[@]}" --no-run
   "${in_ns[@]}" cargo test --offline --locked -p robotmem-cli "${tests[@]}" -- --test-threads=1 --nocapture "$@"
+else
+  step "cargo test --test fleet --test fleet_batches (they stop and restart the server: alone)"
+  cargo test --locked -p robotmem-cli --test fleet --test fleet_batches --no-run
+  "${in_ns[@]}" cargo test --offline --locked -p robotmem-cli --test fleet --test fleet_batches \
+    -- --test-threads=1 --nocapture "$@"
+  # The fault tests spend most of their time waiting for real timeouts (a 70 s black
+  # hole, link resets): the two binaries run side by side, each on robot addresses of
+  # its own (ROBOTMEM_TEST_NODE_BASE), each binary's tests one at a time. Their test
+  # executables are run directly (as cargo would, from cli/), so that two cargo
+  # processes do not wait on each other's lock; each one's output is shown after both.
+  step "fleet_netns and fleet_netns_silent, side by side"
+  exes=$(cargo test --locked -p robotmem-cli --test fleet_netns --test fleet_netns_silent --no-run \
+    --message-format=json | python3 -c '
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("executable") and m.get("target", {}).get("name") in ("fleet_netns", "fleet_netns_silent"):
+        print(m["target"]["name"], m["executable"])')
+  pids=() names=() base=0
+  while read -r name exe; do
+    (cd cli && ROBOTMEM_TEST_NODE_BASE=$base "${in_ns[@]}" "$exe" --test-threads=1 --nocapture "$@") \
+      >"$work/$name.out" 2>&1 &
+    pids+=($!) names+=("$name") base=$((base + 100))
+  done <<<"$exes"
+  ((${#pids[@]} == 2)) || fail "expected the fleet_netns and fleet_netns_silent executables, got: $exes"
+  failed=()
+  for i in "${!pids[@]}"; do wait "${pids[$i]}" || failed+=("${names[$i]}"); done
+  for name in "${names[@]}"; do
+    echo "--- $name"
+    cat "$work/$name.out"
+  done
+  ((${#failed[@]} == 0)) || fail "failed: ${failed[*]}"
 fi
 if [ -s "$ROBOTMEM_TEST_NETNS_REPORT" ]; then
   step "fleet over real links: measured"

@@ -69,10 +69,13 @@ impl Lab {
         }
     }
 
-    /// A new robot namespace joined to the hub's by a veth pair; its index.
+    /// A new robot namespace joined to the hub's by a veth pair; its index: from
+    /// `ROBOTMEM_TEST_NODE_BASE` + 1 (default 0 + 1), so that test binaries run side
+    /// by side (scripts/fleet-test.sh) use names and addresses of their own.
     pub fn add_node(&mut self) -> Node {
-        let index = self.nodes.len() + 1;
-        assert!(index < 250);
+        let base: usize = std::env::var("ROBOTMEM_TEST_NODE_BASE").ok().and_then(|b| b.parse().ok()).unwrap_or(0);
+        let index = base + self.nodes.len() + 1;
+        assert!(index < 250, "robot index {index}: at most 249 (ROBOTMEM_TEST_NODE_BASE {base})");
         let ns = format!("{}-r{index}", self.hub_ns);
         let hub_if = format!("rb{index}");
         let (hub_end, addr) = (format!("10.200.{index}.1"), format!("10.200.{index}.2"));
