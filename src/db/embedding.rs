@@ -98,8 +98,10 @@ impl Db {
         out
     }
 
-    /// The query's vector (then recall is hybrid): `None` when there is no model
-    /// or it failed, `Some(None)` when it cannot represent the query.
+    /// The query's vector (then recall is hybrid), made by the model and kept for the
+    /// next recall of the same text (the caller looked for a kept one first): `None`
+    /// when there is no model or it failed, `Some(None)` when it cannot represent
+    /// the query.
     pub(super) fn embed_query(&self, query: &str) -> Embedded {
         embed_query(self.embedder.as_deref()?, &self.queries, query)
     }
@@ -223,11 +225,9 @@ impl Db {
     }
 }
 
-/// [`Db::embed_query`] with `embedder`, whose vectors of recent queries `cache` keeps.
+/// [`Db::embed_query`] with `embedder`, keeping the vector in `cache` (which the
+/// caller found without it).
 pub(super) fn embed_query(embedder: &dyn Embedder, cache: &QueryCache, query: &str) -> Embedded {
-    if let Some(v) = cache.get(query) {
-        return Some(v);
-    }
     let v = match embedder.embed(&[query], TextKind::Query).ok()?.pop()? {
         Embedding::Vector(v) => Some(v),
         Embedding::Unrepresentable => None,

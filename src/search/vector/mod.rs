@@ -331,28 +331,36 @@ impl VectorIndex {
     }
 
     /// Reads what a search of `collection` reads first in full (the sign bits of a
-    /// collection searched by them, else the int8 codes), a cache line at a time,
-    /// until `stop` says so (checked every [`WARM_STEP`] bytes) or [`WARM_MAX`]
-    /// bytes were read: a recall does this while its query's vector is still being
-    /// made on another thread, so that the search then finds them in the CPU's
-    /// caches instead of memory.
+    /// collection searched by them, else the int8 codes), one byte per cache line,
+    /// [`WARM_STEP`] bytes a step, until `stop` says so (asked before each step) or
+    /// [`WARM_MAX`] bytes were read: a recall does this while its query's vector is
+    /// still being made on another thread, so that the search then finds them in the
+    /// CPU's caches instead of memory. The read lock is taken for one step at a
+    /// time, so a sync waiting to write waits at most one step.
     pub fn warm(&self, collection: &str, stop: &dyn Fn() -> bool) {
-        let inner = self.inner.read();
-        let Some(&p) = inner.names.get(collection) else { return };
-        let part = &inner.parts[p as usize];
-        let bytes: &[u8] = if part.ids.len() >= BINARY_FROM {
-            // SAFETY: any initialised u64s are readable as bytes.
-            unsafe { std::slice::from_raw_parts(part.bits.as_ptr().cast(), part.bits.len() * 8) }
-        } else {
-            // SAFETY: i8 and u8 have the same layout.
-            unsafe { std::slice::from_raw_parts(part.hi.as_ptr().cast(), part.hi.len()) }
-        };
-        let mut seen = 0u8;
-        for chunk in bytes[..bytes.len().min(WARM_MAX)].chunks(WARM_STEP) {
+        let mut seen = 0u64;
+        let mut from = 0; // bytes
+        while from < WARM_MAX {
+            let inner = self.inner.read();
+            let Some(&p) = inner.names.get(collection) else { break };
+            let part = &inner.parts[p as usize];
             if stop() {
                 break;
             }
-            seen ^= chunk.iter().step_by(64).fold(0, |a, &b| a ^ b);
+            // 8 sign-bit words or 64 code bytes to a 64-byte line.
+            let last = if part.ids.len() >= BINARY_FROM {
+                let words = &part.bits[(from / 8).min(part.bits.len())..];
+                seen ^= words.iter().take(WARM_STEP / 8).step_by(8).fold(0, |a, &w| a ^ w);
+                words.len() * 8 <= WARM_STEP
+            } else {
+                let codes = &part.hi[from.min(part.hi.len())..];
+                seen ^= codes.iter().take(WARM_STEP).step_by(64).fold(0, |a, &c| a ^ c as u8 as u64);
+                codes.len() <= WARM_STEP
+            };
+            if last {
+                break;
+            }
+            from += WARM_STEP;
         }
         std::hint::black_box(seen);
     }
