@@ -241,13 +241,13 @@ fn vector_list(conn: &Connection, plan: &Plan, q: &Query, depth: usize) -> Resul
     let few = checker
         .map(|c| c.newest_first().take(FEW_ADMITTED + 1).collect::<Vec<i64>>())
         .filter(|ids| ids.len() <= FEW_ADMITTED);
-    let mut searcher = q.near.searcher(q.vector)?;
+    let admit = checker.map(|c| move |id| c.admits(id));
+    let mut searcher = q.near.searcher(q.vector, admit.as_ref().map(|a| a as &dyn Fn(i64) -> bool))?;
     let mut nearest: Option<Neighbours> = None;
     loop {
-        let found = match (&few, checker) {
-            (Some(ids), _) => searcher.knn_among(ids, k),
-            (None, Some(c)) => searcher.knn_admitted(k, &|id| c.admits(id)),
-            (None, None) => searcher.knn(k),
+        let found = match &few {
+            Some(ids) => searcher.knn_among(ids, k),
+            None => searcher.knn_filtered(k),
         };
         let nearest = nearest.get_or_insert_with(|| match checker {
             Some(_) => searcher.knn(depth),

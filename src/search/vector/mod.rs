@@ -42,8 +42,8 @@ use crate::embed::ModelStamp;
 use crate::error::{Error, Result};
 use crate::store::vectors;
 use quant::Query;
-use scan::Estimates;
 pub use scan::{binary_candidates, candidates, BINARY_FROM};
+use scan::{Admit, Scan};
 
 /// Changed rows whose vectors would each be read from sqlite-vec above which a
 /// sync reloads the whole index instead.
@@ -113,46 +113,52 @@ impl Nearest<'_> {
     /// synced the index in this transaction, so not holding the model's vectors
     /// is a bug, reported as an internal error.
     pub fn knn(&self, query: &[f32], k: usize) -> Result<Neighbours> {
-        Ok(self.searcher(query)?.knn(k))
+        Ok(self.searcher(query, None)?.knn(k))
     }
 
     /// A search for neighbours of `query` that can be asked for more
-    /// ([`Searcher::knn`]); same conditions as [`Self::knn`].
-    pub fn searcher<'q>(&self, query: &'q [f32]) -> Result<Searcher<'_, 'q>>
+    /// ([`Searcher::knn`]), and for those `admit` takes ([`Searcher::knn_filtered`]);
+    /// same conditions as [`Self::knn`].
+    pub fn searcher<'q>(&self, query: &'q [f32], admit: Option<&'q dyn Fn(i64) -> bool>) -> Result<Searcher<'_, 'q>>
     where
         Self: 'q,
     {
         self.index
-            .searcher(self.model, self.collection, query)
+            .searcher(self.model, self.collection, query, admit)
             .ok_or_else(|| Error::internal("vector index searched before it was synced"))
     }
 }
 
-/// The neighbours of one query, asked for as often as a recall needs (more
-/// each time a filter rejected many): the index stays as it was at the first
-/// call (its read lock is held: drop the searcher before anything that may
-/// sync), and the first pass over sign bits is made once.
+/// The neighbours of one query, of all memories or of those its filter admits,
+/// asked for as often as a recall needs (more each time other conditions
+/// rejected many): the index stays as it was at the first call (its read lock
+/// is held: drop the searcher before anything that may sync), the first pass
+/// over sign bits is made once, and a vector scanned for one search is not
+/// scanned again for another.
 pub struct Searcher<'a, 'q> {
     index: &'a VectorIndex,
     inner: parking_lot::RwLockReadGuard<'a, Inner>,
     collection: &'a str,
     query: &'q [f32],
     q: Query,
-    est: Option<Estimates>,
+    /// The filter of [`Self::knn_filtered`] (a context filter's columns).
+    admit: Admit<'q>,
+    scan: Option<Scan>,
 }
 
 impl Searcher<'_, '_> {
     /// The `k` nearest, as of the last sync plus the calling thread's staged writes.
     pub fn knn(&mut self, k: usize) -> Neighbours {
-        let out = self.inner.knn(self.collection, &self.q, k, &mut self.est, None);
+        let out = self.inner.knn(self.collection, &self.q, k, &mut self.scan, None);
         self.with_staged(out, k, |_| true)
     }
 
-    /// The `k` nearest of the memories `admit` takes (a context filter's
-    /// columns), as [`Self::knn`].
-    pub fn knn_admitted(&mut self, k: usize, admit: &dyn Fn(i64) -> bool) -> Neighbours {
-        let out = self.inner.knn(self.collection, &self.q, k, &mut self.est, Some(admit));
-        self.with_staged(out, k, admit)
+    /// The `k` nearest of the memories the searcher's filter admits (all
+    /// without one), as [`Self::knn`].
+    pub fn knn_filtered(&mut self, k: usize) -> Neighbours {
+        let out = self.inner.knn(self.collection, &self.q, k, &mut self.scan, self.admit);
+        let admit = self.admit;
+        self.with_staged(out, k, |id| admit.is_none_or(|a| a(id)))
     }
 
     /// The `k` nearest among the memories `ids` (a few thousand: a selective
@@ -249,7 +255,7 @@ impl VectorIndex {
     /// as of the last sync plus the calling thread's staged writes; `None` when
     /// the index does not hold `model`'s vectors (not synced yet).
     pub fn nearest(&self, model: &ModelStamp, collection: &str, query: &[f32], k: usize) -> Option<Neighbours> {
-        Some(self.searcher(model, collection, query)?.knn(k))
+        Some(self.searcher(model, collection, query, None)?.knn(k))
     }
 
     /// A [`Searcher`] for `query` in `collection`; `None` as for [`Self::nearest`].
@@ -258,12 +264,13 @@ impl VectorIndex {
         model: &ModelStamp,
         collection: &'a str,
         query: &'q [f32],
+        admit: Admit<'q>,
     ) -> Option<Searcher<'a, 'q>> {
         let inner = self.inner.read();
         if inner.stamp.as_deref() != Some(model.encode().as_str()) {
             return None;
         }
-        Some(Searcher { index: self, inner, collection, query, q: Query::new(query), est: None })
+        Some(Searcher { index: self, inner, collection, query, q: Query::new(query), admit, scan: None })
     }
 
     /// The vector of memory `id` as of the last sync plus the calling thread's
