@@ -376,3 +376,83 @@ fn another_models_vectors_need_a_reembed() {
     assert!(r.hits[0].memory.content.starts_with("lidar"));
     assert_eq!(db.reembed(0).unwrap(), ReembedOutcome { embedded: 0, remaining: 0, rebuilt: false });
 }
+
+/// A context filter changes which memories a hybrid recall returns, not how two
+/// of them compare: a memory in the other script than the query is scored
+/// against the spread of the query's other-script neighbours among all memories
+/// (the model's `cross_script_z`), also when the filter admits none of those, or
+/// when no memory of its lists is in the other script (then that spread is not
+/// looked for).
+#[test]
+fn a_context_filter_keeps_how_two_memories_compare() {
+    let Some(m) = model::default_model("filter-compare") else { return };
+    let dir = temp("filter-compare");
+    let db = Db::open(m.options(dir.db())).unwrap();
+    let en = [
+        "the gripper held the ceramic cup with 12 N",
+        "the paper cup was crushed at 20 N of grip force",
+        "grasping the mug by its handle failed twice",
+        "the robot arm placed the bowl on the shelf",
+        "the suction gripper dropped the glass bottle",
+        "the navigation stack replanned around the chair",
+        "the battery was charged at the dock overnight",
+        "lidar gets confused by glass walls in the lobby",
+    ];
+    let zh = [
+        "夹爪用12牛的力抓住了陶瓷杯",
+        "纸杯在20牛的夹持力下被压扁了",
+        "抓取杯子把手失败了两次",
+        "机械臂把碗放到了架子上",
+        "吸盘夹爪把玻璃瓶掉了",
+        "导航系统绕过椅子重新规划了路径",
+    ];
+    let mut script = std::collections::HashMap::new();
+    for (i, t) in en.iter().chain(&zh).enumerate() {
+        let lab = if i % 2 == 0 { "a" } else { "b" };
+        let script_of = if i < en.len() { "en" } else { "zh" };
+        let ctx = format!(r#"{{"lab": "{lab}", "script": "{script_of}"}}"#);
+        let id = db.learn(&LearnRequest { insight: t, context: Some(&ctx), ..Default::default() }).unwrap().memory_id;
+        script.insert(id, script_of);
+    }
+    let ask_db = |db: &Db, q: &str, filter: Option<&str>| {
+        let r = db.recall(&RecallRequest { query: q, n: 20, context_filter: filter, ..Default::default() }).unwrap();
+        assert!(matches!(r.mode, SearchMode::Hybrid | SearchMode::VecOnly), "{q} {filter:?}: {:?}", r.mode);
+        r.hits.into_iter().filter(|h| h.matched).map(|h| (h.memory.id, h.score)).collect::<Vec<(i64, f64)>>()
+    };
+    let ask = |q: &str, filter: Option<&str>| ask_db(&db, q, filter);
+    for q in ["how firmly to grip a cup", "抓取杯子的力度"] {
+        let all = ask(q, None);
+        let other = if q.is_ascii() { "zh" } else { "en" };
+        assert!(all.iter().any(|(id, _)| script[id] == other), "{q}: an other-script memory among {all:?}");
+        for filter in [r#"{"lab": "a"}"#, r#"{"lab": "b"}"#, r#"{"script": "en"}"#, r#"{"script": "zh"}"#] {
+            let some = ask(q, Some(filter));
+            let both: Vec<(f64, f64)> =
+                some.iter().filter_map(|&(id, s)| all.iter().find(|x| x.0 == id).map(|&(_, a)| (a, s))).collect();
+            assert!(both.len() >= 2, "{q} {filter}: {some:?}");
+            let (a0, s0) = both[0];
+            for &(a, s) in &both[1..] {
+                assert!((a / a0 - s / s0).abs() < 1e-9, "{q} {filter}: {a}/{a0} unfiltered, {s}/{s0} filtered");
+            }
+        }
+    }
+    // The spread is used: without `cross_script_z` the other-script memories of
+    // an English query compare otherwise with the rest.
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(m.dir.join("robotmem-model.json")).unwrap()).unwrap();
+    let fusion: FusionConfig = serde_json::from_value(json["fusion"].clone()).unwrap();
+    assert!(fusion.cross_script_z.is_some(), "the default model standardises other-script cosines");
+    let plain =
+        Db::open(OpenOptions { fusion: Some(FusionConfig { cross_script_z: None, ..fusion }), ..m.options(dir.db()) })
+            .unwrap();
+    let q = "how firmly to grip a cup";
+    let (with, without) = (ask(q, None), ask_db(&plain, q, None));
+    let relative = |hits: &[(i64, f64)]| -> std::collections::HashMap<i64, f64> {
+        let english = hits.iter().find(|(id, _)| script[id] == "en").map(|x| x.1).unwrap();
+        hits.iter().filter(|(id, _)| script[id] == "zh").map(|&(id, s)| (id, s / english)).collect()
+    };
+    let (with, without) = (relative(&with), relative(&without));
+    assert!(
+        with.iter().any(|(id, r)| without.get(id).is_some_and(|w| (w - r).abs() > 1e-6)),
+        "{with:?} vs {without:?}"
+    );
+}

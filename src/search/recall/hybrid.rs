@@ -24,7 +24,7 @@ use super::{Plan, Ranked};
 use crate::embed::FusionConfig;
 use crate::error::Result;
 use crate::search::text::TextIndex;
-use crate::search::vector::{Nearest, Neighbours};
+use crate::search::vector::{Nearest, Neighbours, Searcher};
 use crate::store::vectors;
 use crate::types::SearchMode;
 
@@ -161,7 +161,10 @@ pub(super) fn run(
         return Ok((out, SearchMode::Hybrid));
     }
     let depth = fusion_depth(plan.n);
-    let (mut by_vector, nearest) = vector_list(conn, plan, q, depth)?;
+    let checker = plan.checker(conn)?;
+    let admit = checker.map(|c| move |id| c.admits(id));
+    let mut searcher = q.near.searcher(q.vector, admit.as_ref().map(|a| a as &dyn Fn(i64) -> bool))?;
+    let (mut by_vector, nearest) = vector_list(conn, plan, q, &mut searcher, depth)?;
     let mut by_words = match words.0 {
         Some(list) => list,
         None => words_list(conn, index, plan)?.0.unwrap_or_default(),
@@ -181,15 +184,27 @@ pub(super) fn run(
     for (e, share) in by_vector.iter_mut().zip(index.shares(plan.collection, &plan.words, &ids)) {
         e.lexical = (share > 0.0).then_some(share);
     }
-    // The memories in another script, for the weights of the model's fusion.
-    // One read per memory of both lists and of the nearest neighbours (mostly the
-    // same memories), only when the model's fusion looks at scripts.
-    let mut ids: Vec<i64> =
-        by_words.iter().chain(&by_vector).map(|e| e.id).chain(nearest.iter().map(|&(_, id)| id)).collect();
+    // The memories in another script, for the weights of the model's fusion:
+    // one read per memory of both lists, only when the model's fusion looks at
+    // scripts. If one is, and the fusion standardises their cosines, the spread
+    // of the query's other-script neighbours among its nearest of all (for a
+    // filtered recall a second search, made only then; the same under the
+    // searcher's read lock whenever it is made).
+    let mut ids: Vec<i64> = by_words.iter().chain(&by_vector).map(|e| e.id).collect();
     ids.sort_unstable();
     ids.dedup();
-    let cross = other_script(conn, &q.fusion, q.query_cjk, &ids)?;
-    let spread = spread(&q.fusion, &cross, &nearest);
+    let mut cross = other_script(conn, &q.fusion, q.query_cjk, &ids)?;
+    let spread = match q.fusion.cross_script_z {
+        Some(_) if !cross.is_empty() => {
+            let nearest = nearest.unwrap_or_else(|| searcher.knn(depth));
+            let more: Vec<i64> =
+                nearest.iter().map(|&(_, id)| id).filter(|id| ids.binary_search(id).is_err()).collect();
+            cross.extend(other_script(conn, &q.fusion, q.query_cjk, &more)?);
+            spread(&q.fusion, &cross, &nearest)
+        }
+        _ => None,
+    };
+    drop(searcher);
     let mut fused: HashMap<i64, Ranked> = HashMap::new();
     for e in by_words.into_iter().chain(by_vector) {
         if fused.contains_key(&e.id) {
@@ -223,12 +238,19 @@ pub(super) fn run(
 const FEW_ADMITTED: usize = 2048;
 
 /// Memories nearest to the query that pass the filters and are above the
-/// model's cosine floor, nearest first, at most `depth`; and the `depth`
-/// nearest neighbours of all (cosine, id), whatever the floor and the filters.
-/// Asks for more neighbours while filters reject too many (those the columns
-/// cannot check: session, confidence); each memory is looked up and filtered
-/// once, however many rounds it appears in.
-fn vector_list(conn: &Connection, plan: &Plan, q: &Query, depth: usize) -> Result<(Vec<Entry>, Neighbours)> {
+/// model's cosine floor, nearest first, at most `depth`; and, when they came
+/// with them (no context filter), the `depth` nearest neighbours of all
+/// (cosine, id), whatever the floor and the filters. `searcher` holds the
+/// filter's columns. Asks for more neighbours while filters reject too many
+/// (those the columns cannot check: session, confidence); each memory is looked
+/// up and filtered once, however many rounds it appears in.
+fn vector_list(
+    conn: &Connection,
+    plan: &Plan,
+    q: &Query,
+    searcher: &mut Searcher,
+    depth: usize,
+) -> Result<(Vec<Entry>, Option<Neighbours>)> {
     let mut lookup = Lookup::new(conn, plan)?;
     let mut seen: HashMap<i64, Option<Entry>> = HashMap::new();
     // Nearly every neighbour is accepted unless a session condition (or a
@@ -241,24 +263,21 @@ fn vector_list(conn: &Connection, plan: &Plan, q: &Query, depth: usize) -> Resul
     let few = checker
         .map(|c| c.newest_first().take(FEW_ADMITTED + 1).collect::<Vec<i64>>())
         .filter(|ids| ids.len() <= FEW_ADMITTED);
-    let admit = checker.map(|c| move |id| c.admits(id));
-    let mut searcher = q.near.searcher(q.vector, admit.as_ref().map(|a| a as &dyn Fn(i64) -> bool))?;
     let mut nearest: Option<Neighbours> = None;
     loop {
         let found = match &few {
             Some(ids) => searcher.knn_among(ids, k),
             None => searcher.knn_filtered(k),
         };
-        let nearest = nearest.get_or_insert_with(|| match checker {
-            Some(_) => searcher.knn(depth),
-            None => found.iter().take(depth).copied().collect(),
-        });
+        if checker.is_none() && nearest.is_none() {
+            nearest = Some(found.iter().take(depth).copied().collect());
+        }
         let exhausted = found.len() < k;
         let mut out = Vec::with_capacity(depth);
         for (cosine, id) in found {
             if !fusion::above_floor(&q.fusion, cosine as f64) {
                 // Nearest first: the rest are below the floor too.
-                return Ok((out, std::mem::take(nearest)));
+                return Ok((out, nearest));
             }
             let entry = match seen.get(&id) {
                 Some(e) => e.clone(),
@@ -271,12 +290,12 @@ fn vector_list(conn: &Connection, plan: &Plan, q: &Query, depth: usize) -> Resul
             if let Some(e) = entry {
                 out.push(e);
                 if out.len() == depth {
-                    return Ok((out, std::mem::take(nearest)));
+                    return Ok((out, nearest));
                 }
             }
         }
         if exhausted {
-            return Ok((out, std::mem::take(nearest)));
+            return Ok((out, nearest));
         }
         k *= 4;
     }
