@@ -456,3 +456,46 @@ fn a_context_filter_keeps_how_two_memories_compare() {
         "{with:?} vs {without:?}"
     );
 }
+
+/// Hybrid recalls (filtered and not) on one handle while other threads learn:
+/// each recall holds the vector index's read lock for its searches and reads the
+/// BM25 list's vectors under it, while the learns' syncs wait for the write
+/// lock. Every thread finishes (a second read lock taken by one thread behind a
+/// waiting writer would hang it), and every recall answers.
+#[test]
+fn recalls_and_learns_share_one_handle_without_hanging() {
+    // Each thread takes about a second natively (tens under qemu); a minute (ten) means one hangs.
+    const WAIT: u64 = if cfg!(target_arch = "aarch64") { 600 } else { 60 };
+    let Some(m) = model::default_model("recall-learn") else { return };
+    let dir = temp("recall-learn");
+    let db = std::sync::Arc::new(Db::open(m.options(dir.db())).unwrap());
+    let topics = ["grasp the cup", "push the box", "dock to charge", "place the plate", "open the door"];
+    for i in 0..120 {
+        let ctx = format!(r#"{{"lab": "{}"}}"#, ["a", "b", "c"][i % 3]);
+        let text = format!("{} attempt {i}: the gripper force was {} N", topics[i % 5], 5 + i % 20);
+        db.learn(&LearnRequest { insight: &text, context: Some(&ctx), ..Default::default() }).unwrap();
+    }
+    let (done, finished) = std::sync::mpsc::channel();
+    let mut threads = Vec::new();
+    for t in 0..4 {
+        let (db, done) = (db.clone(), done.clone());
+        threads.push(std::thread::spawn(move || {
+            for i in 0..300 {
+                if t == 0 {
+                    let text = format!("{} again {i}, force {} N", topics[i % 5], i % 30);
+                    db.learn(&LearnRequest { insight: &text, ..Default::default() }).unwrap();
+                } else {
+                    let filter = (i % 2 == 0).then_some(r#"{"lab": "b"}"#);
+                    let q = format!("{} with force", topics[(i + t) % 5]);
+                    let r = db.recall(&RecallRequest { query: &q, context_filter: filter, ..Default::default() });
+                    assert!(!r.unwrap().hits.is_empty(), "{q}");
+                }
+            }
+            done.send(t).unwrap();
+        }));
+    }
+    for _ in 0..4 {
+        finished.recv_timeout(std::time::Duration::from_secs(WAIT)).expect("a thread hangs");
+    }
+    threads.into_iter().for_each(|t| t.join().unwrap());
+}

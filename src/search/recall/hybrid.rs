@@ -48,7 +48,10 @@ pub struct Query<'a> {
 impl Query<'_> {
     /// Cosine of a stored memory's vector to the query's; `None` without one.
     fn cosine(&self, id: i64) -> Option<f64> {
-        let v = self.near.index.vector(id)?;
+        self.cosine_of(self.near.index.vector(id)?)
+    }
+
+    fn cosine_of(&self, v: Vec<f32>) -> Option<f64> {
         Some(crate::embed::cosine(self.vector, &v) as f64)
     }
 
@@ -178,7 +181,8 @@ pub(super) fn run(
     // when it is there too, else from the index), the vector list's shares.
     let known: HashMap<i64, Option<f64>> = by_vector.iter().map(|e| (e.id, e.cosine)).collect();
     for e in &mut by_words {
-        e.cosine = known.get(&e.id).copied().unwrap_or_else(|| q.cosine(e.id));
+        // Under the searcher's read lock, held until the spread is known.
+        e.cosine = known.get(&e.id).copied().unwrap_or_else(|| searcher.vector(e.id).and_then(|v| q.cosine_of(v)));
     }
     let ids: Vec<i64> = by_vector.iter().map(|e| e.id).collect();
     for (e, share) in by_vector.iter_mut().zip(index.shares(plan.collection, &plan.words, &ids)) {

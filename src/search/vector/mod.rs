@@ -168,6 +168,12 @@ impl Searcher<'_, '_> {
         self.with_staged(out, k, |id| ids.contains(&id))
     }
 
+    /// The vector of memory `id`, as [`VectorIndex::vector`] but under the
+    /// searcher's read lock (which the calling thread must not take again).
+    pub fn vector(&self, id: i64) -> Option<Vec<f32>> {
+        self.index.vector_in(&self.inner, id)
+    }
+
     /// `out` with the calling thread's staged vectors whose ids `among` takes.
     fn with_staged(&self, mut out: Neighbours, k: usize, among: impl Fn(i64) -> bool) -> Neighbours {
         let staged = self.index.staged.lock();
@@ -276,12 +282,18 @@ impl VectorIndex {
     /// The vector of memory `id` as of the last sync plus the calling thread's
     /// staged writes (decoded from its int8 code when it comes from the index).
     pub fn vector(&self, id: i64) -> Option<Vec<f32>> {
+        self.vector_in(&self.inner.read(), id)
+    }
+
+    /// [`Self::vector`] with the index's read lock already held (`inner`): a
+    /// thread must not take it twice, since a sync waiting for the write lock
+    /// blocks new readers.
+    fn vector_in(&self, inner: &Inner, id: i64) -> Option<Vec<f32>> {
         if let Some(own) = self.staged.lock().get(&std::thread::current().id()) {
             if let Some(w) = own.iter().rev().find(|w| w.id == id) {
                 return Some(w.vector.clone());
             }
         }
-        let inner = self.inner.read();
         let (p, s) = inner.slot(id)?;
         let (part, d, s) = (&inner.parts[p], inner.dim, s as usize);
         Some(quant::decode(&part.hi[s * d..(s + 1) * d], part.scale[s]))
