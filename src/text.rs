@@ -39,6 +39,41 @@ pub fn cjk_share(text: &str) -> f64 {
     }
 }
 
+/// The script class of a text for hybrid fusion, from its [`cjk_share`]: no CJK
+/// ideograph at all (a text without letters too), mostly CJK (a share of 0.5 or
+/// more), or mixed. What [`crate::search::recall::fusion::other_script`] compares;
+/// the text index keeps each memory's, so a recall does not read its content.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Script {
+    NoCjk = 0,
+    Mixed = 1,
+    MostlyCjk = 2,
+}
+
+impl Script {
+    /// The class of a text whose CJK share is `share`.
+    pub fn of_share(share: f64) -> Script {
+        if share == 0.0 {
+            Script::NoCjk
+        } else if share >= 0.5 {
+            Script::MostlyCjk
+        } else {
+            Script::Mixed
+        }
+    }
+
+    /// The class of `text`.
+    pub fn of(text: &str) -> Script {
+        Script::of_share(cjk_share(text))
+    }
+
+    /// The class stored as `b` ([`Script`] `as u8`); `None` for any other byte.
+    pub fn from_u8(b: u8) -> Option<Script> {
+        [Script::NoCjk, Script::Mixed, Script::MostlyCjk].get(b as usize).copied()
+    }
+}
+
 fn jieba() -> &'static Jieba {
     static JIEBA: OnceLock<Jieba> = OnceLock::new();
     JIEBA.get_or_init(Jieba::new)

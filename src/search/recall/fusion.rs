@@ -20,6 +20,7 @@
 //! are tuned per model on development data only (docs/QUALITY.md).
 
 use crate::embed::FusionConfig;
+use crate::text::Script;
 
 /// The lexical weight of one memory: the model's weight, scaled by
 /// `cross_script` for a memory in another script than the query's
@@ -76,8 +77,8 @@ pub fn semantic_of(f: &FusionConfig, cosine: f64, cross_script: bool, spread: Op
 /// share a word: one is mostly Chinese (CJK share 0.5 or more) and the other has
 /// no CJK character at all. A code-switched text ("AGV-3 dock B 坡道 打滑") is in
 /// neither's other script: it can share words with both.
-pub fn other_script(query_cjk: f64, memory_cjk: f64) -> bool {
-    (query_cjk >= 0.5 && memory_cjk == 0.0) || (query_cjk == 0.0 && memory_cjk >= 0.5)
+pub fn other_script(query: Script, memory: Script) -> bool {
+    matches!((query, memory), (Script::MostlyCjk, Script::NoCjk) | (Script::NoCjk, Script::MostlyCjk))
 }
 
 /// The cosine mapped to [0, 1] between the model's floor and ceiling.
@@ -116,11 +117,16 @@ mod tests {
         // A memory in another script is scored on its meaning alone.
         assert_eq!(score(weight(&f, true), 0.0, Some(semantic(&f, 0.8))), 1.0);
         assert_eq!(weight(&F, true), 0.6, "off by default");
-        assert!(other_script(1.0, 0.0) && other_script(0.0, 0.6) && other_script(0.5, 0.0));
+        let other = |q, m| other_script(Script::of_share(q), Script::of_share(m));
+        assert!(other(1.0, 0.0) && other(0.0, 0.6) && other(0.5, 0.0));
         // Code-switched texts share words with both scripts.
-        assert!(
-            !other_script(0.2, 0.6) && !other_script(0.35, 0.0) && !other_script(0.0, 0.3) && !other_script(0.9, 0.5)
-        );
+        assert!(!other(0.2, 0.6) && !other(0.35, 0.0) && !other(0.0, 0.3) && !other(0.9, 0.5));
+        // The classes of texts: no letter, Latin only, mixed, mostly Chinese.
+        let of = Script::of;
+        assert_eq!([of("12.5 / 7"), of("grasp the mug"), of("AGV-3 dock B 坡道 打滑"), of("抓取杯子 ok")], {
+            use Script::*;
+            [NoCjk, NoCjk, Mixed, MostlyCjk]
+        });
     }
 
     #[test]

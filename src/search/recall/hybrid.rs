@@ -26,6 +26,7 @@ use crate::error::Result;
 use crate::search::text::TextIndex;
 use crate::search::vector::{Nearest, Neighbours, Searcher};
 use crate::store::vectors;
+use crate::text::Script;
 use crate::types::SearchMode;
 
 /// Smallest number of entries taken from each list.
@@ -87,17 +88,33 @@ fn spread(f: &FusionConfig, cross: &HashSet<i64>, nearest: &[(f32, i64)]) -> Opt
     fusion::Spread::of(&cosines)
 }
 
-/// Which of `ids` are written in another script than the query (only read when
-/// the model's fusion treats such memories differently).
-fn other_script(conn: &Connection, f: &FusionConfig, query_cjk: f64, ids: &[i64]) -> Result<HashSet<i64>> {
+/// Which of `ids` are written in another script than the query (only asked
+/// when the model's fusion treats such memories differently). The text index
+/// (synced in this read transaction) keeps each memory's script class, so no
+/// content is read; a memory it does not hold (written after the index was
+/// synced) is read from its row.
+fn other_script(
+    conn: &Connection,
+    index: &TextIndex,
+    f: &FusionConfig,
+    query_cjk: f64,
+    ids: &[i64],
+) -> Result<HashSet<i64>> {
     let mut out = HashSet::new();
     if (f.cross_script == 1.0 && f.cross_script_z.is_none()) || ids.is_empty() {
         return Ok(out);
     }
-    let mut st = conn.prepare_cached("SELECT content FROM memories WHERE id = ?1")?;
-    for &id in ids {
-        let content: Option<String> = st.query_row([id], |r| r.get(0)).optional()?;
-        if content.is_some_and(|c| fusion::other_script(query_cjk, crate::text::cjk_share(&c))) {
+    let query = Script::of_share(query_cjk);
+    for (&id, script) in ids.iter().zip(index.scripts(ids)) {
+        let script = match script {
+            Some(s) => Some(s),
+            None => {
+                let mut st = conn.prepare_cached("SELECT content FROM memories WHERE id = ?1")?;
+                let content: Option<String> = st.query_row([id], |r| r.get(0)).optional()?;
+                content.map(|c| Script::of(&c))
+            }
+        };
+        if script.is_some_and(|s| fusion::other_script(query, s)) {
             out.insert(id);
         }
     }
@@ -158,11 +175,12 @@ pub(super) fn run(
         // the model's weight for the query's script.
         let out = constrained::nearest(conn, plan, |id, is_real| {
             let lexical = index.shares(plan.collection, &plan.words, &[id])[0];
-            let cross = !other_script(conn, &q.fusion, q.query_cjk, &[id])?.is_empty();
+            let cross = !other_script(conn, index, &q.fusion, q.query_cjk, &[id])?.is_empty();
             Ok(q.relevance(fusion::weight(&q.fusion, cross), lexical, q.cosine(id), is_real, cross, None))
         })?;
         return Ok((out, SearchMode::Hybrid));
     }
+    index.sync(conn)?; // for the scripts (the BM25 list synced it unless the query has no word)
     let depth = fusion_depth(plan.n);
     let checker = plan.checker(conn)?;
     let admit = checker.map(|c| move |id| c.admits(id));
@@ -197,13 +215,13 @@ pub(super) fn run(
     let mut ids: Vec<i64> = by_words.iter().chain(&by_vector).map(|e| e.id).collect();
     ids.sort_unstable();
     ids.dedup();
-    let mut cross = other_script(conn, &q.fusion, q.query_cjk, &ids)?;
+    let mut cross = other_script(conn, index, &q.fusion, q.query_cjk, &ids)?;
     let spread = match q.fusion.cross_script_z {
         Some(_) if !cross.is_empty() => {
             let nearest = nearest.unwrap_or_else(|| searcher.knn(depth));
             let more: Vec<i64> =
                 nearest.iter().map(|&(_, id)| id).filter(|id| ids.binary_search(id).is_err()).collect();
-            cross.extend(other_script(conn, &q.fusion, q.query_cjk, &more)?);
+            cross.extend(other_script(conn, index, &q.fusion, q.query_cjk, &more)?);
             spread(&q.fusion, &cross, &nearest)
         }
         _ => None,
@@ -302,5 +320,36 @@ fn vector_list(
             return Ok((out, nearest));
         }
         k *= 4;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scripts_come_from_the_text_index_else_from_the_row() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(
+            "CREATE TABLE memories (id INTEGER PRIMARY KEY, content TEXT);
+             INSERT INTO memories VALUES (1, 'grasp the mug'), (2, 'grasp the mug'), (3, '抓取杯子');",
+        )
+        .unwrap();
+        // Memory 1 is in the index with a Chinese text (its row is not read), 2 and
+        // 3 are not (their rows are), 9 is nowhere.
+        let index = TextIndex::of(&[(1, "c", "抓取杯子成功")]);
+        let f = FusionConfig { cross_script: 0.0, ..FusionConfig::new(0.6, 0.3, 0.8) };
+        let ids = [1, 2, 3, 9];
+        let other = |q: f64| {
+            let mut v: Vec<i64> = other_script(&conn, &index, &f, q, &ids).unwrap().into_iter().collect();
+            v.sort_unstable();
+            v
+        };
+        assert_eq!(other(1.0), [2], "a Chinese query");
+        assert_eq!(other(0.0), [1, 3], "an English one");
+        assert!(other(0.3).is_empty(), "a mixed one");
+        // Without a cross-script setting nothing is looked at.
+        let plain = FusionConfig::new(0.6, 0.3, 0.8);
+        assert!(other_script(&conn, &index, &plain, 1.0, &ids).unwrap().is_empty());
     }
 }

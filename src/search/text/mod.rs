@@ -28,7 +28,7 @@ mod snapshot;
 mod words;
 
 use crate::error::Result;
-use crate::text::{self, term};
+use crate::text::{self, term, Script};
 use ids::IdMap;
 pub use ranking::{Admit, Ranking};
 use words::Words;
@@ -45,6 +45,8 @@ pub(super) struct Doc {
     /// Word count of the near-duplicate layer (`term_count`) for an active fact
     /// without numbers, else -1: the memories [`TextIndex::near_duplicates`] considers.
     pub(super) dedup_len: i32,
+    /// The content's script class, for hybrid fusion (no read of the content per recall).
+    pub(super) script: Script,
 }
 
 /// A document holding a term. The document's length is repeated here (saturated;
@@ -179,6 +181,16 @@ impl TextIndex {
                 Some(s) if s > 0.0 => s as f64 / ceiling,
                 _ => 0.0,
             })
+            .collect()
+    }
+
+    /// The script class of each of `ids`' content, as the index holds it (`None`:
+    /// not a live memory of the index), so that hybrid fusion need not read the
+    /// contents: [`Script::of`] of the text the index was last synced with.
+    pub fn scripts(&self, ids: &[i64]) -> Vec<Option<Script>> {
+        let inner = self.inner.read();
+        ids.iter()
+            .map(|&id| inner.by_id.get(id).map(|d| &inner.docs[d as usize]).filter(|d| d.live).map(|d| d.script))
             .collect()
     }
 
@@ -322,7 +334,22 @@ impl Inner {
     pub(super) fn ceiling_of(&self, idf: f32) -> f64 {
         (idf * (K1 + 1.0)) as f64
     }
+}
 
+impl TextIndex {
+    /// An index of `docs` (id, collection, content), for tests elsewhere.
+    #[cfg(test)]
+    pub(crate) fn of(docs: &[(i64, &str, &str)]) -> TextIndex {
+        let mut i = Inner::default();
+        for (id, c, text) in docs {
+            i.add(*id, c, text, -1);
+        }
+        i.rev = Some(0);
+        TextIndex { inner: RwLock::new(i) }
+    }
+}
+
+impl Inner {
     #[cfg(test)]
     pub(super) fn add(&mut self, id: i64, collection: &str, content: &str, dedup_len: i32) {
         self.add_doc(id, collection, content, dedup_len, true);
@@ -362,7 +389,7 @@ impl Inner {
             self.df[t as usize] += 1;
         }
         self.words.push(terms);
-        self.docs.push(Doc { id, collection: coll, len, live: true, dedup_len });
+        self.docs.push(Doc { id, collection: coll, len, live: true, dedup_len, script: Script::of(content) });
         self.by_id.insert(id, d);
         self.live += 1;
         self.total_len += len as u64;
@@ -439,6 +466,31 @@ mod tests {
             i.add(*id, c, text, -1);
         }
         i
+    }
+
+    #[test]
+    fn scripts_follow_the_contents_through_removal_and_compaction() {
+        let docs = [
+            (1, "a", "grasp the red mug"),
+            (2, "a", "抓取杯子成功"),
+            (3, "b", "AGV-3 dock B 坡道 打滑"),
+            (4, "a", "12.5"),
+        ];
+        let want = |ids: &[i64], i: &TextIndex| ids.iter().map(|&id| i.scripts(&[id])[0]).collect::<Vec<_>>();
+        let idx = TextIndex::of(&docs);
+        assert_eq!(
+            idx.scripts(&[1, 2, 3, 4, 5]),
+            [Some(Script::NoCjk), Some(Script::MostlyCjk), Some(Script::Mixed), Some(Script::NoCjk), None]
+        );
+        for (id, _, text) in docs {
+            assert_eq!(idx.scripts(&[id]), [Some(Script::of(text))]);
+        }
+        idx.inner.write().remove(2);
+        assert_eq!(idx.scripts(&[2]), [None], "a removed memory has none");
+        let before = want(&[1, 3, 4], &idx);
+        idx.inner.write().compact();
+        assert_eq!(want(&[1, 3, 4], &idx), before);
+        assert_eq!(idx.scripts(&[2]), [None]);
     }
 
     fn rank(i: Inner, coll: &str, q: &str) -> Vec<i64> {

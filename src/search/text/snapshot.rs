@@ -3,7 +3,7 @@
 //!
 //! Layout (integers LEB128; ids zig-zag): magic `RMTI`, terms (length, UTF-8,
 //! ignorable flag), collections (length, UTF-8), live documents in index order
-//! (id, collection, length, dedup length + 1, term count, then per term the gap
+//! (id, collection, length, dedup length + 1, script class, term count, then per term the gap
 //! to the previous term id and the frequency), then the FNV-1a hash of all that.
 
 use rusqlite::Connection;
@@ -11,6 +11,7 @@ use rusqlite::Connection;
 use super::{Doc, IdMap, Inner};
 use crate::error::Result;
 use crate::search::snapshot::{load_named, open, put, put_str, save_named, seal, unzigzag, zigzag, Damaged};
+use crate::text::Script;
 
 /// The row of the text index in `index_snapshots`.
 const NAME: &str = "text";
@@ -22,9 +23,12 @@ const MAGIC: &[u8; 4] = b"RMTI";
 /// [`crate::text::term`] that changes the words of a text.
 const TEXT_RULES: u32 = 1;
 
+/// Revision of the layout above (2: each document's script class).
+const LAYOUT: u32 = 2;
+
 /// What a snapshot must say it is to be loaded by this build.
 pub(super) fn format() -> String {
-    format!("robotmem {} text index, rules {TEXT_RULES}", crate::VERSION)
+    format!("robotmem {} text index, rules {TEXT_RULES}, layout {LAYOUT}", crate::VERSION)
 }
 
 /// The stored text index snapshot of this format, as an index synced to its
@@ -68,6 +72,7 @@ impl Inner {
             put(&mut out, doc.collection as u64);
             put(&mut out, doc.len as u64);
             put(&mut out, (doc.dedup_len as i64 + 1) as u64);
+            put(&mut out, doc.script as u64);
             put(&mut out, self.words.of(d as u32).count() as u64);
             let mut prev = 0u32;
             for (t, tf) in self.words.of(d as u32) {
@@ -113,6 +118,7 @@ impl Inner {
             let collection = r.below(n_colls as u64)? as u32;
             let len = r.below(u32::MAX as u64 + 1)? as u32;
             let dedup_len = r.below(i32::MAX as u64 + 1)? as i32 - 1;
+            let script = Script::from_u8(r.below(3)? as u8).ok_or(Damaged)?;
             let n = r.count()?;
             terms.clear();
             let mut t = 0u64;
@@ -137,7 +143,7 @@ impl Inner {
             inner.live += 1;
             inner.total_len += len as u64;
             inner.words.push(terms.iter().copied());
-            inner.docs.push(Doc { id, collection, len, live: true, dedup_len });
+            inner.docs.push(Doc { id, collection, len, live: true, dedup_len, script });
         }
         inner.words.shrink_to_fit();
         if !r.done() {
@@ -181,8 +187,8 @@ mod tests {
         for (a, b) in (0..j.docs.len() as u32).zip(live) {
             let (x, y) = (&j.docs[a as usize], &i.docs[b as usize]);
             assert_eq!(
-                (x.id, x.collection, x.len, x.dedup_len, j.words.of(a).collect::<Vec<_>>()),
-                (y.id, y.collection, y.len, y.dedup_len, i.words.of(b).collect::<Vec<_>>())
+                (x.id, x.collection, x.len, x.dedup_len, x.script, j.words.of(a).collect::<Vec<_>>()),
+                (y.id, y.collection, y.len, y.dedup_len, y.script, i.words.of(b).collect::<Vec<_>>())
             );
             assert_eq!(j.by_id.get(x.id), Some(a));
         }
