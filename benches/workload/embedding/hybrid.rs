@@ -11,6 +11,7 @@ use rusqlite::params;
 use serde_json::{json, Map, Value};
 
 use super::knn::{index_recall, load_index, time_knn, Knn};
+use super::pagecache;
 use super::util::{
     blob, count, default_threads, each_vector, embedder, english_queries, gauss, normalise, open_db, open_with, opts,
     query_vectors, r3, raw_conn, sample, timed,
@@ -147,6 +148,36 @@ pub(super) fn hybrid_phase(a: &Args, dir: &Path, rep: &mut Report) {
     // model runs in every recall; the row "texts asked before" is the same mix on
     // a handle that keeps them (the default), where after the warm-up it never does.
     let o = |query_cache| OpenOptions { query_cache, ..opts(a, &path, Durability::Normal, default_threads(), true) };
+    // The page cache of the file: first the mix with its pages evicted before the
+    // handle opens (a robot after a reboot), then the file read in once for every
+    // other row (a robot whose database was in use): a recall reads rows at random,
+    // and a page from the disk costs more than most of a recall.
+    pagecache::evict(&path);
+    let (evicted, total) = pagecache::resident(&path);
+    let read0 = pagecache::disk_read();
+    let db = open_with(&path, o(0));
+    let read1 = pagecache::disk_read();
+    let cold = run_mix(&db).0;
+    let read2 = pagecache::disk_read();
+    drop(db);
+    let after_cold = pagecache::resident(&path).0;
+    let mib = |b: u64| b as f64 / 1048576.0;
+    let (open_read, mix_read) = (mib(read1 - read0), mib(read2 - read1));
+    println!(
+        "  cold page cache: the open read {open_read:.1} MiB from the disk, the mix ({} recalls) {mix_read:.1} MiB",
+        qs.len()
+    );
+    pagecache::warm(&path);
+    println!(
+        "  page cache of the file ({total:.1} MiB): {evicted:.1} MiB resident after eviction, {after_cold:.1} after the \
+         cold mix; {:.1} after reading it, for every row but the cold ones",
+        pagecache::resident(&path).0
+    );
+    j.insert(
+        "page_cache_mib".into(),
+        json!({"file": r3(total), "evicted": r3(evicted), "after_cold_mix": r3(after_cold),
+               "disk_read_open": r3(open_read), "disk_read_mix": r3(mix_read)}),
+    );
     let db = open_with(&path, o(0));
     let (hy, hits) = run_mix(&db);
     drop(db);
@@ -182,6 +213,20 @@ pub(super) fn hybrid_phase(a: &Args, dir: &Path, rep: &mut Report) {
     let ks = Summary::of(&pick(&kept, &|_| true));
     println!("{}", ks.row("texts asked before"));
     jr.insert("texts_asked_before".into(), ks.json());
+    // The same mix with the file's pages evicted before the handle opened.
+    let cold_rows: [(&str, Option<Kind>); 4] = [
+        ("cold page cache", None),
+        ("  cold, plain", Some(Kind::Plain)),
+        ("  cold, filter", Some(Kind::Filter)),
+        ("  cold, spatial", Some(Kind::Spatial)),
+    ];
+    let mut jc = Map::new();
+    for (label, kind) in cold_rows {
+        let s = Summary::of(&pick(&cold, &|x: &Sample| kind.is_none_or(|k| x.0 == k)));
+        println!("{}", s.row(label));
+        jc.insert(label.trim().into(), s.json());
+    }
+    jr.insert("cold_page_cache".into(), Value::Object(jc));
     println!(
         "  modes: hybrid {}, bm25_only {}, vec_only {}; avg hits {:.2}",
         modes(SearchMode::Hybrid),

@@ -28,6 +28,7 @@ mod knn;
 mod learn;
 mod model;
 mod open;
+mod pagecache;
 mod util;
 mod writers;
 
