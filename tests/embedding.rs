@@ -499,3 +499,78 @@ fn recalls_and_learns_share_one_handle_without_hanging() {
     }
     threads.into_iter().for_each(|t| t.join().unwrap());
 }
+
+/// The recall index (`idx_mem_recall`): a hybrid recall reads its candidates'
+/// conditions from it instead of their rows, and leaves a context filter to the
+/// columns. The results are those of a recall that reads every row (a read-only
+/// handle on a file without the index), and a stored context changed behind the
+/// columns' back (an outside write that left `rev` alone) is still never returned.
+#[test]
+fn the_recall_index_changes_no_result_and_a_context_changed_outside_is_caught() {
+    let Some(m) = model::default_model("recall-index") else { return };
+    let dir = temp("recall-index");
+    let texts = [
+        "the gripper held the ceramic cup with 12 N",
+        "the paper cup was crushed at 20 N of grip force",
+        "grasping the mug by its handle failed twice",
+        "the suction gripper dropped the glass bottle",
+        "the navigation stack replanned around the chair",
+        "lidar gets confused by glass walls in the lobby",
+        "夹爪用12牛的力抓住了陶瓷杯",
+        "纸杯在20牛的夹持力下被压扁了",
+        "抓取杯子把手失败了两次",
+    ];
+    let db = Db::open(m.options(dir.db())).unwrap();
+    for (i, t) in texts.iter().enumerate() {
+        let ctx = format!(r#"{{"lab": "{}", "n": {i}}}"#, ["a", "b"][i % 2]);
+        db.learn(&LearnRequest { insight: t, context: Some(&ctx), ..Default::default() }).unwrap();
+    }
+    let cases = [
+        ("how firmly to grip a cup", None),
+        ("grip a cup", Some(r#"{"lab": "a"}"#)),
+        ("抓取杯子", Some(r#"{"lab": "b"}"#)),
+    ];
+    let ask = |db: &Db| -> Vec<Vec<(i64, f64, bool)>> {
+        cases
+            .iter()
+            .map(|&(q, f)| {
+                let r = db.recall(&RecallRequest { query: q, n: 4, context_filter: f, ..Default::default() }).unwrap();
+                assert!(matches!(r.mode, SearchMode::Hybrid | SearchMode::VecOnly), "{q}: {:?}", r.mode);
+                r.hits.iter().map(|h| (h.memory.id, h.score, h.matched)).collect()
+            })
+            .collect()
+    };
+    let with_index = ask(&db);
+    drop(db);
+    let has_index = |p: &std::path::Path| -> i64 {
+        let c = rusqlite::Connection::open(p).unwrap();
+        c.query_row("SELECT count(*) FROM sqlite_schema WHERE name = 'idx_mem_recall'", [], |r| r.get(0)).unwrap()
+    };
+    assert_eq!(has_index(&dir.db()), 1, "a new file has it");
+    rusqlite::Connection::open(dir.db()).unwrap().execute_batch("DROP INDEX idx_mem_recall").unwrap();
+    let rows = Db::open(OpenOptions { read_only: true, ..m.options(dir.db()) }).unwrap();
+    assert_eq!(ask(&rows), with_index, "every row read: the same hits and scores");
+    drop(rows);
+    assert_eq!(has_index(&dir.db()), 0, "a read-only handle did not create it");
+
+    // A read-write open gives the file the index again. A filtered recall, then the
+    // best hit's stored context changed from outside, then the same recall.
+    let db = Db::open(m.options(dir.db())).unwrap();
+    assert_eq!(has_index(&dir.db()), 1);
+    let (q, f) = ("grip a cup", r#"{"lab": "a"}"#);
+    let req = RecallRequest { query: q, n: 4, context_filter: Some(f), ..Default::default() };
+    let before = db.recall(&req).unwrap();
+    let x = before.hits[0].memory.id;
+    let changed = rusqlite::Connection::open(dir.db())
+        .unwrap()
+        .execute("UPDATE memories SET context = replace(context, '\"a\"', '\"b\"') WHERE id = ?1", [x])
+        .unwrap();
+    assert_eq!(changed, 1);
+    let after = db.recall(&req).unwrap();
+    assert!(after.hits.iter().all(|h| h.memory.id != x), "{x} no longer satisfies the filter: {:?}", after.hits);
+    assert!(after
+        .hits
+        .iter()
+        .all(|h| h.memory.context.contains(r#""lab":"a""#) || h.memory.context.contains(r#""lab": "a""#)));
+    assert_eq!(after.hits.len(), before.hits.len(), "the next memory of lab a takes its place");
+}

@@ -173,10 +173,16 @@ impl Store {
             } else if version < schema::SCHEMA_VERSION {
                 store.write(&NoHooks, |tx| {
                     schema::migrate(tx)?;
-                    schema::sync_tag_meta(tx)
+                    schema::sync_tag_meta(tx)?;
+                    schema::ensure_recall_index(tx)
                 })
-            } else if !store.read(schema::tag_meta_in_sync)? {
-                store.write(&NoHooks, schema::sync_tag_meta)
+            } else if !store.read(|c| Ok(schema::tag_meta_in_sync(c)? && schema::has_recall_index(c)?))? {
+                store.write(&NoHooks, |tx| {
+                    if !schema::tag_meta_in_sync(tx)? {
+                        schema::sync_tag_meta(tx)?;
+                    }
+                    schema::ensure_recall_index(tx)
+                })
             } else {
                 Ok(())
             }

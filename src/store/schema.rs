@@ -495,3 +495,30 @@ pub fn sync_tag_meta(conn: &Connection) -> Result<()> {
     }
     Ok(())
 }
+
+/// The index a hybrid recall reads its candidates' conditions from (collection,
+/// status, confidence, expiry, and the real-world flag it scores with) without
+/// reading their rows: at 100k memories a row is one random page of a file of
+/// hundreds of MB, an entry of this index one of a few MB, which stays cached.
+/// Not part of the versioned schema: SQLite keeps it up to date for any writer,
+/// so older robotmem versions open a file that has it; a file without it gets it
+/// at its next read-write open ([`ensure_recall_index`]), and recalls read the
+/// rows while it is missing (a read-only handle on such a file).
+pub const RECALL_INDEX: &str = "idx_mem_recall";
+
+/// Creates [`RECALL_INDEX`] if the file lacks it (in a write transaction).
+pub fn ensure_recall_index(conn: &Connection) -> Result<()> {
+    conn.execute_batch(
+        "CREATE INDEX IF NOT EXISTS idx_mem_recall
+             ON memories(id, collection, status, confidence, expires_at, is_real) WHERE status = 'active';",
+    )?;
+    Ok(())
+}
+
+/// Whether the file holds [`RECALL_INDEX`] (in the caller's transaction).
+pub fn has_recall_index(conn: &Connection) -> Result<bool> {
+    let n: i64 = conn
+        .prepare_cached("SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'idx_mem_recall'")?
+        .query_row([], |r| r.get(0))?;
+    Ok(n > 0)
+}

@@ -42,8 +42,10 @@ pub fn open_lexical(p: &Path) -> robotmem::Db {
 }
 
 /// SQL that takes a schema-9 file back to schema 8 (what robotmem 0.6 wrote):
-/// no history. Tests of older files run it first.
-pub const UNDO_SCHEMA_9: &str = "DROP TRIGGER memory_versioned; DROP TRIGGER memory_versions_removed;
+/// no history, and no recall index (no file of 0.8 or older had it; it reads
+/// columns that older schemas lack). Tests of older files run it first.
+pub const UNDO_SCHEMA_9: &str = "DROP INDEX idx_mem_recall;
+    DROP TRIGGER memory_versioned; DROP TRIGGER memory_versions_removed;
     DROP TABLE memory_versions; DROP TABLE memory_change_cause; ALTER TABLE memories DROP COLUMN stored_at;";
 
 /// Everything `db` exports (docs/EXPORT-FORMAT.md), as one text of JSON lines.

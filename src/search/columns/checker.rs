@@ -43,9 +43,18 @@ pub struct Checker {
     pub(super) cols: Vec<Compiled>,
     /// None: the collection has no memory holding any of the paths.
     pub(super) collection: Option<u32>,
+    /// Every condition of the filter has its column here (none is left to the row check).
+    pub(super) exact: bool,
 }
 
 impl Checker {
+    /// Whether the columns decide the whole filter: a memory they admit satisfies
+    /// it (the columns agree with the stored contexts), so a recall need not read
+    /// a candidate's context to check it.
+    pub fn exact(&self) -> bool {
+        self.exact
+    }
+
     /// Whether the memory at row `r` can satisfy the filter: it is of the
     /// collection and its value at each path does.
     fn admits_row(&self, r: usize) -> bool {

@@ -450,7 +450,8 @@ impl ColumnIndex {
             cols.push(Compiled::new(Arc::clone(c), ops));
         }
         let collection = inner.collections.get(collection).copied();
-        Ok(Checker { rows: Arc::clone(&inner.rows), cols, collection })
+        let exact = cols.len() == filter.conditions().count();
+        Ok(Checker { rows: Arc::clone(&inner.rows), cols, collection, exact })
     }
 }
 

@@ -35,7 +35,7 @@ pub fn for_each(
         scan(conn, plan, f)?;
         return Ok(SearchMode::Scan);
     }
-    for_each_ranked(conn, ranking(conn, index, plan)?, plan, f)?;
+    for_each_ranked(conn, ranking(conn, index, plan)?, plan, Rows::Full, f)?;
     Ok(SearchMode::Bm25Only)
 }
 
@@ -47,15 +47,17 @@ pub fn ranking<'a>(conn: &Connection, index: &'a TextIndex, plan: &'a Plan) -> R
     Ok(index.rank(plan.collection, &plan.words, admit))
 }
 
-/// As [`for_each`], over a ranking made by [`ranking`].
+/// As [`for_each`], over a ranking made by [`ranking`], each candidate read as
+/// `rows` says.
 pub fn for_each_ranked(
     conn: &Connection,
     ranking: Ranking,
     plan: &Plan,
+    rows: Rows,
     mut f: impl FnMut(Candidate) -> Result<bool>,
 ) -> Result<()> {
     let ceiling = ranking.ceiling();
-    let mut lookup = Lookup::new(conn, plan)?;
+    let mut lookup = Lookup::with(conn, plan, rows)?;
     for (id, score) in ranking {
         if let Some(c) = lookup.get(id, Some(score / ceiling))? {
             if !f(c)? {
@@ -66,6 +68,27 @@ pub fn for_each_ranked(
     Ok(())
 }
 
+/// How a list's candidates are read.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Rows {
+    /// Each candidate's row: every condition, and the context filter on the
+    /// stored context.
+    Full,
+    /// From the recall index (`store::schema::RECALL_INDEX`) where the plan
+    /// allows it ([`Lookup::index_allowed`]): the conditions in SQL without the
+    /// row; the context filter is left to the columns, which decide it exactly
+    /// (the caller checks its results' stored contexts). Else as `Full`.
+    Index,
+}
+
+/// A candidate's conditions from the recall index: the same conditions as the
+/// row's, all of them columns of the index, so the row is not read.
+const BY_INDEX: &str = concat!(
+    "SELECT is_real FROM memories INDEXED BY idx_mem_recall
+     WHERE id = ?1 AND collection = ?2 AND status = 'active' AND confidence >= ?3 AND ",
+    not_expired!()
+);
+
 /// Loads a ranked id as a candidate if it passes the plan's SQL-side filters
 /// (and, with a context filter, if the in-process columns say it can satisfy it:
 /// the others are skipped without reading their row).
@@ -73,18 +96,43 @@ pub struct Lookup<'c, 'p, 'a> {
     st: rusqlite::CachedStatement<'c>,
     plan: &'p Plan<'a>,
     checker: Option<&'p Checker>,
+    /// Reads the recall index, not the row (no context: none is checked).
+    by_index: bool,
 }
 
 impl<'c, 'p, 'a> Lookup<'c, 'p, 'a> {
+    /// Reads each candidate's row ([`Rows::Full`]).
     pub fn new(conn: &'c Connection, plan: &'p Plan<'a>) -> Result<Self> {
+        Self::with(conn, plan, Rows::Full)
+    }
+
+    /// Whether `plan`'s candidates can be read from the recall index: the file has
+    /// it, no condition needs the row (a session, spatial_sort's coordinates) and
+    /// the columns decide the whole context filter, if any.
+    pub fn index_allowed(conn: &Connection, plan: &Plan) -> Result<bool> {
+        if plan.session_id.is_some() || plan.exclude_session.is_some() || plan.spatial.is_some() {
+            return Ok(false);
+        }
+        if plan.filter.is_some() && !plan.checker(conn)?.is_some_and(Checker::exact) {
+            return Ok(false);
+        }
+        crate::store::schema::has_recall_index(conn)
+    }
+
+    pub fn with(conn: &'c Connection, plan: &'p Plan<'a>, rows: Rows) -> Result<Self> {
         let checker = plan.checker(conn)?;
-        let st = conn.prepare_cached(concat!(
-            "SELECT is_real, CASE WHEN ?5 THEN context END FROM memories
-             WHERE id = ?1 AND collection = ?2 AND status = 'active' AND confidence >= ?3
-               AND (?4 IS NULL OR session_id = ?4) AND (?6 IS NULL OR session_id IS NOT ?6) AND ",
-            not_expired!()
-        ))?;
-        Ok(Lookup { st, plan, checker })
+        let by_index = rows == Rows::Index && Self::index_allowed(conn, plan)?;
+        let st = if by_index {
+            conn.prepare_cached(BY_INDEX)?
+        } else {
+            conn.prepare_cached(concat!(
+                "SELECT is_real, CASE WHEN ?5 THEN context END FROM memories
+                 WHERE id = ?1 AND collection = ?2 AND status = 'active' AND confidence >= ?3
+                   AND (?4 IS NULL OR session_id = ?4) AND (?6 IS NULL OR session_id IS NOT ?6) AND ",
+                not_expired!()
+            ))?
+        };
+        Ok(Lookup { st, plan, checker, by_index })
     }
 
     pub fn get(&mut self, id: i64, lexical: Option<f64>) -> Result<Option<Candidate>> {
@@ -92,13 +140,15 @@ impl<'c, 'p, 'a> Lookup<'c, 'p, 'a> {
             return Ok(None);
         }
         let p = self.plan;
-        let hit = self
-            .st
-            .query_row(
+        let hit = if self.by_index {
+            self.st.query_row(params![id, p.collection, p.min_confidence], |r| Ok((r.get::<_, bool>(0)?, None)))
+        } else {
+            self.st.query_row(
                 params![id, p.collection, p.min_confidence, p.session_id, p.needs_context(), p.exclude_session],
                 |r| Ok((r.get::<_, bool>(0)?, r.get::<_, Option<String>>(1)?)),
             )
-            .optional()?;
+        }
+        .optional()?;
         Ok(hit.map(|(is_real, context)| Candidate { id, is_real, lexical, context }))
     }
 }
@@ -140,4 +190,30 @@ pub fn scan(conn: &Connection, plan: &Plan, mut f: impl FnMut(Candidate) -> Resu
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_candidate_read_from_the_recall_index_reads_no_row() {
+        // The statement searches the index alone.
+        let conn = Connection::open_in_memory().unwrap();
+        crate::clock::register(&conn, &crate::clock::Clock::system()).unwrap();
+        crate::store::vectors::register(&conn).unwrap();
+        crate::store::schema::migrate(&conn).unwrap();
+        assert!(!crate::store::schema::has_recall_index(&conn).unwrap(), "not part of the versioned schema");
+        crate::store::schema::ensure_recall_index(&conn).unwrap();
+        assert!(crate::store::schema::has_recall_index(&conn).unwrap());
+        let plan: Vec<String> = conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {BY_INDEX}"))
+            .unwrap()
+            .query_map(rusqlite::params![1, "default", 0.0], |r| r.get(3))
+            .unwrap()
+            .map(|r| r.unwrap())
+            .collect();
+        assert_eq!(plan.len(), 1, "{plan:?}");
+        assert!(plan[0].contains("USING COVERING INDEX idx_mem_recall (id=?"), "{plan:?}");
+    }
 }

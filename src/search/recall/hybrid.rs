@@ -16,7 +16,7 @@ use std::collections::{HashMap, HashSet};
 
 use rusqlite::{Connection, OptionalExtension};
 
-use super::candidates::{self, Candidate, Lookup};
+use super::candidates::{self, Candidate, Lookup, Rows};
 use super::constrained::{self, Relevance};
 use super::fusion;
 use super::rank::{admit, normalise, quality, REAL_WORLD_BOOST};
@@ -137,31 +137,47 @@ fn accept(plan: &Plan, c: Candidate, cosine: Option<f64>) -> Option<Entry> {
 }
 
 /// The BM25 list of a hybrid recall (made before the query's vector is needed);
-/// `None` with spatial_sort, which ranks otherwise.
-pub(super) struct Words(Option<Vec<Entry>>);
+/// `None` with spatial_sort, which ranks otherwise. `rows`: how its candidates
+/// were read (the vector list's are read the same way).
+pub(super) struct Words {
+    list: Option<Vec<Entry>>,
+    rows: Rows,
+}
 
 /// The BM25 list: memories that pass every filter, in BM25 order, at most the
-/// fusion depth.
+/// fusion depth. Its candidates are read from the recall index where the plan
+/// allows it ([`Rows::Index`]), else from their rows.
 pub(super) fn words_list(conn: &Connection, index: &TextIndex, plan: &Plan) -> Result<Words> {
+    let rows = if Lookup::index_allowed(conn, plan)? { Rows::Index } else { Rows::Full };
+    words_list_with(conn, index, plan, rows)
+}
+
+fn words_list_with(conn: &Connection, index: &TextIndex, plan: &Plan, rows: Rows) -> Result<Words> {
     if plan.spatial.is_some() {
-        return Ok(Words(None));
+        return Ok(Words { list: None, rows });
     }
     let depth = fusion_depth(plan.n);
     let mut by_words = Vec::new();
     if !plan.words.is_empty() {
         let ranking = candidates::ranking(conn, index, plan)?;
-        candidates::for_each_ranked(conn, ranking, plan, |c| {
+        candidates::for_each_ranked(conn, ranking, plan, rows, |c| {
             if let Some(e) = accept(plan, c, None) {
                 by_words.push(e);
             }
             Ok(by_words.len() < depth)
         })?;
     }
-    Ok(Words(Some(by_words)))
+    Ok(Words { list: Some(by_words), rows })
 }
 
 /// Runs the plan with `q` as the second list and `words` ([`words_list`]) as the
 /// first. `q.near` is synced in this read transaction.
+///
+/// Lists read from the recall index leave a context filter to the columns; the
+/// results' rows are then checked against it, and if one's stored context does
+/// not satisfy it (a change the columns did not see: a write from outside
+/// robotmem that left `rev` alone), the recall is made again with every
+/// candidate's row read, as it was before the recall index.
 pub(super) fn run(
     conn: &Connection,
     index: &TextIndex,
@@ -181,14 +197,46 @@ pub(super) fn run(
         return Ok((out, SearchMode::Hybrid));
     }
     index.sync(conn)?; // for the scripts (the BM25 list synced it unless the query has no word)
+    let rows = words.rows;
+    if let Some(out) = fused(conn, index, plan, q, words, rows)? {
+        return Ok(out);
+    }
+    let words = words_list_with(conn, index, plan, Rows::Full)?;
+    fused(conn, index, plan, q, words, Rows::Full)?
+        .ok_or_else(|| crate::error::Error::internal("a recall reading every row left a result unchecked"))
+}
+
+/// Whether the stored context of each of `out` satisfies the plan's filter (and
+/// its row every other condition).
+fn contexts_hold(conn: &Connection, plan: &Plan, out: &[Ranked]) -> Result<bool> {
+    let mut lookup = Lookup::new(conn, plan)?;
+    for r in out {
+        if lookup.get(r.id, None)?.and_then(|c| admit(plan, &c)).is_none() {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// The two lists, their fusion and the fill of a constrained recall; `None` when
+/// the lists were read from the recall index and a result's stored context
+/// does not satisfy the filter ([`run`]).
+fn fused(
+    conn: &Connection,
+    index: &TextIndex,
+    plan: &Plan,
+    q: &Query,
+    words: Words,
+    rows: Rows,
+) -> Result<Option<(Vec<Ranked>, SearchMode)>> {
     let depth = fusion_depth(plan.n);
     let checker = plan.checker(conn)?;
     let admit = checker.map(|c| move |id| c.admits(id));
     let mut searcher = q.near.searcher(q.vector, admit.as_ref().map(|a| a as &dyn Fn(i64) -> bool))?;
-    let (mut by_vector, nearest) = vector_list(conn, plan, q, &mut searcher, depth)?;
-    let mut by_words = match words.0 {
+    let (mut by_vector, nearest) = vector_list(conn, plan, q, &mut searcher, depth, rows)?;
+    let mut by_words = match words.list {
         Some(list) => list,
-        None => words_list(conn, index, plan)?.0.unwrap_or_default(),
+        None => words_list_with(conn, index, plan, rows)?.list.unwrap_or_default(),
     };
     let mode = match (by_words.is_empty(), by_vector.is_empty()) {
         (false, true) => SearchMode::Bm25Only,
@@ -248,9 +296,12 @@ pub(super) fn run(
     let mut out: Vec<Ranked> = fused.into_values().collect();
     out.sort_by(|a, b| quality(b, a, false));
     out.truncate(plan.n);
+    if rows == Rows::Index && plan.filter.is_some() && !contexts_hold(conn, plan, &out)? {
+        return Ok(None);
+    }
     normalise(&mut out);
     constrained::fill_newest(conn, plan, &mut out)?;
-    Ok((out, mode))
+    Ok(Some((out, mode)))
 }
 
 /// A context filter that admits at most this many memories is searched among
@@ -272,8 +323,9 @@ fn vector_list(
     q: &Query,
     searcher: &mut Searcher,
     depth: usize,
+    rows: Rows,
 ) -> Result<(Vec<Entry>, Option<Neighbours>)> {
-    let mut lookup = Lookup::new(conn, plan)?;
+    let mut lookup = Lookup::with(conn, plan, rows)?;
     let mut seen: HashMap<i64, Option<Entry>> = HashMap::new();
     // Nearly every neighbour is accepted unless a session condition (or a
     // context filter the columns cannot check) rejects some: then start wider
