@@ -114,6 +114,8 @@ fn sized(n: usize, dim: usize) -> Option<Part> {
     part.bits.try_reserve_exact(n.checked_mul(w)?).ok()?;
     part.hi.try_reserve_exact(n.checked_mul(dim)?).ok()?;
     part.scale.try_reserve_exact(n).ok()?;
+    super::prefer_huge_pages(&part.bits);
+    super::prefer_huge_pages(&part.hi);
     Some(part)
 }
 
