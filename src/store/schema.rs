@@ -518,7 +518,7 @@ pub fn ensure_recall_index(conn: &Connection) -> Result<()> {
 /// Whether the file holds [`RECALL_INDEX`] (in the caller's transaction).
 pub fn has_recall_index(conn: &Connection) -> Result<bool> {
     let n: i64 = conn
-        .prepare_cached("SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'idx_mem_recall'")?
-        .query_row([], |r| r.get(0))?;
+        .prepare_cached("SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = ?1")?
+        .query_row([RECALL_INDEX], |r| r.get(0))?;
     Ok(n > 0)
 }

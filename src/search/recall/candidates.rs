@@ -74,10 +74,10 @@ pub enum Rows {
     /// Each candidate's row: every condition, and the context filter on the
     /// stored context.
     Full,
-    /// From the recall index (`store::schema::RECALL_INDEX`) where the plan
-    /// allows it ([`Lookup::index_allowed`]): the conditions in SQL without the
-    /// row; the context filter is left to the columns, which decide it exactly
-    /// (the caller checks its results' stored contexts). Else as `Full`.
+    /// From the recall index (`store::schema::RECALL_INDEX`): the conditions in
+    /// SQL without the row; the context filter is left to the columns, which
+    /// decide it exactly (the caller checks its results' stored contexts). Only
+    /// for a plan [`Lookup::index_allowed`] allows, asked once per recall.
     Index,
 }
 
@@ -121,7 +121,7 @@ impl<'c, 'p, 'a> Lookup<'c, 'p, 'a> {
 
     pub fn with(conn: &'c Connection, plan: &'p Plan<'a>, rows: Rows) -> Result<Self> {
         let checker = plan.checker(conn)?;
-        let by_index = rows == Rows::Index && Self::index_allowed(conn, plan)?;
+        let by_index = rows == Rows::Index;
         let st = if by_index {
             conn.prepare_cached(BY_INDEX)?
         } else {

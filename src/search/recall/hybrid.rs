@@ -196,7 +196,9 @@ pub(super) fn run(
         })?;
         return Ok((out, SearchMode::Hybrid));
     }
-    index.sync(conn)?; // for the scripts (the BM25 list synced it unless the query has no word)
+    if plan.words.is_empty() {
+        index.sync(conn)?; // for the scripts (a BM25 list, made for any word, synced it)
+    }
     let rows = words.rows;
     if let Some(out) = fused(conn, index, plan, q, words, rows)? {
         return Ok(out);

@@ -461,11 +461,7 @@ mod tests {
     use super::*;
 
     fn index(docs: &[(i64, &str, &str)]) -> Inner {
-        let mut i = Inner::default();
-        for (id, c, text) in docs {
-            i.add(*id, c, text, -1);
-        }
-        i
+        TextIndex::of(docs).inner.into_inner()
     }
 
     #[test]
