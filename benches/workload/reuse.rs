@@ -81,6 +81,18 @@ pub fn run(file: &Path, recalls: usize, warmup: usize, seed: u64, kinds: &[Strin
     println!("  {:<30} {:>8.1} MiB", "peak RSS (VmHWM)", mib(peak));
     let steps: Vec<String> = hwm_steps.iter().map(|(i, kb)| format!("{i}: {:.0}", mib(*kb))).collect();
     println!("  peak RSS before recall i (MiB): {}", steps.join(", "));
+    if let Some((filter_p95, rss)) = crate::goals::bm25(stats as usize) {
+        let filter = by_kind.get(Kind::Filter.name()).map_or(f64::NAN, |l| Summary::of(l).p95);
+        println!();
+        println!("== targets ==");
+        for (what, value, limit, unit) in [
+            (format!("context_filter recall p95 at {stats}"), filter, filter_p95, "ms"),
+            ("peak RSS (a fresh process: opened, recalled)".to_string(), mib(peak), rss, "MiB"),
+        ] {
+            let what = crate::goals::label(&what, limit, unit);
+            println!("  {what:<52} {value:>8.3}  {}", crate::verdict(value <= limit));
+        }
+    }
     let line = json!({"bench": "robotmem-workload-reuse", "version": robotmem::VERSION, "memories": stats,
         "open_ms": open_ms, "recall": Value::Object(j), "by_filter": Value::Object(f),
         "rss_after_open_kb": rss_open, "peak_rss_kb": peak});

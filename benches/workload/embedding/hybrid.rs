@@ -16,9 +16,10 @@ use super::util::{
     blob, count, default_threads, each_vector, embedder, english_queries, gauss, normalise, open_db, open_with, opts,
     query_vectors, r3, raw_conn, sample, timed,
 };
-use super::{section, Args, LargeBuild, Report, HYBRID_100K_P50_MS, KNN_100K_P50_MS, RECALL_K};
+use super::{section, Args, LargeBuild, Report, KNN_100K_P50_MS, RECALL_K};
 use crate::corpus::{self, Corpus, Kind, Memory, Rng};
 use crate::file_bytes;
+use crate::goals;
 use crate::stats::{header, Summary};
 
 /// Builds the large database (see `--large-build`); records the build times in `j`.
@@ -234,16 +235,24 @@ pub(super) fn hybrid_phase(a: &Args, dir: &Path, rep: &mut Report) {
         modes(SearchMode::VecOnly),
         hits as f64 / hy.len().max(1) as f64
     );
+    // Issue 29's targets at this scale (the file's pages in the page cache).
+    let goal = goals::hybrid(nm as usize);
     let overall = Summary::of(&pick(&hy, &|_| true));
-    rep.target(
-        format!("hybrid recall p50 <= {HYBRID_100K_P50_MS} ms at {nm}, whole mix"),
-        overall.p50,
-        overall.p50 <= HYBRID_100K_P50_MS,
+    let of_kind = |k: Kind| Summary::of(&pick(&hy, &|x: &Sample| x.0 == k));
+    let at = format!("at {nm}, a model run in every recall");
+    rep.at_most(&format!("hybrid recall p50 {at}, whole mix"), overall.p50, Some(goal.p50), "ms");
+    rep.at_most(&format!("hybrid recall p95 {at}, whole mix"), overall.p95, goal.p95, "ms");
+    rep.at_most(
+        &format!("hybrid recall with context_filter p95 {at}"),
+        of_kind(Kind::Filter).p95,
+        goal.filter_p95,
+        "ms",
     );
-    rep.target(
-        format!("hybrid recall p50 <= {HYBRID_100K_P50_MS} ms at {nm}, mode hybrid"),
-        hm.p50,
-        hm.p50 <= HYBRID_100K_P50_MS,
+    rep.at_most(
+        &format!("hybrid recall with spatial_sort p50 {at}"),
+        of_kind(Kind::Spatial).p50,
+        goal.spatial_p50,
+        "ms",
     );
     jr.insert("mode_hybrid".into(), hm.json());
     j.insert("recall".into(), Value::Object(jr));
@@ -310,6 +319,22 @@ pub(super) fn hybrid_phase(a: &Args, dir: &Path, rep: &mut Report) {
             v["rss_file_mix_mib"].as_f64().unwrap_or(0.0),
             v["close_ms"].as_f64().unwrap_or(0.0),
         );
+        if run == 2 {
+            let f = |k: &str| v[k].as_f64().unwrap_or(f64::INFINITY);
+            let after = "after a clean close, the vector index loaded";
+            rep.at_most(
+                &format!("open + first hybrid recall at {nm}, {after}"),
+                f("open_and_first_ms"),
+                goal.open_first,
+                "ms",
+            );
+            rep.at_most(
+                &format!("peak RSS of that process after the mix at {nm}"),
+                f("hwm_mix_mib"),
+                Some(goal.rss_mib),
+                "MiB",
+            );
+        }
         colds.push(v);
     }
     j.insert("fresh_processes".into(), json!(colds));
