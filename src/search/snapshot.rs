@@ -207,7 +207,7 @@ pub(super) fn store_named(
     // pages without a buffer of its size), then the bytes are written into it a
     // piece at a time. Bound as a parameter, a snapshot's bytes were copied twice
     // more (SQLite's own copy of the parameter, then the record it builds): at 1M
-    // memories a close of a handle that built its indexes peaked 130 MiB higher.
+    // memories a close of a handle that built its indexes peaked 80 MiB higher (506 against 427).
     let stored_len = data.len() + TAG_BYTES;
     conn.prepare_cached(
         "INSERT INTO index_snapshots (name, rev, format, data) VALUES (?1, ?2, ?3, zeroblob(?4))
