@@ -478,11 +478,11 @@ mod tests {
         VectorIndex { inner: RwLock::new(inner), ..VectorIndex::default() }
     }
 
-    /// Kilobytes of `addr`'s mapping backed by huge pages (/proc/self/smaps).
+    /// The smaps entry of the mapping holding `addr`: (AnonHugePages in kB, VmFlags).
     #[cfg(target_os = "linux")]
-    fn anon_huge_kb(addr: usize) -> u64 {
+    fn mapping_of(addr: usize) -> (u64, String) {
         let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
-        let mut inside = false;
+        let (mut inside, mut huge, mut flags) = (false, 0, String::new());
         for line in smaps.lines() {
             let range = line.split_whitespace().next().and_then(|r| r.split_once('-'));
             if let Some((a, b)) = range {
@@ -493,42 +493,38 @@ mod tests {
             }
             if inside {
                 if let Some(kb) = line.strip_prefix("AnonHugePages:") {
-                    return kb.trim().trim_end_matches("kB").trim().parse().unwrap();
+                    huge = kb.trim().trim_end_matches("kB").trim().parse().unwrap();
+                } else if let Some(f) = line.strip_prefix("VmFlags:") {
+                    flags = f.trim().to_string();
                 }
             }
         }
-        0
-    }
-
-    /// The kernel's counters of huge pages given and refused at a page fault.
-    #[cfg(target_os = "linux")]
-    fn thp_faults() -> (u64, u64) {
-        let vmstat = std::fs::read_to_string("/proc/vmstat").unwrap_or_default();
-        let get = |k: &str| vmstat.lines().find_map(|l| l.strip_prefix(k)?.trim().parse::<u64>().ok()).unwrap_or(0);
-        (get("thp_fault_alloc "), get("thp_fault_fallback "))
+        (huge, flags)
     }
 
     #[test]
     #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
-    fn large_code_arrays_get_huge_pages_where_the_kernel_has_them() {
+    fn large_code_arrays_are_advised_for_huge_pages() {
         let mode = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
         if !mode.contains("[madvise]") && !mode.contains("[always]") {
             eprintln!("SKIPPED huge pages: transparent huge pages are {:?} on this kernel", mode.trim());
             return;
         }
-        let before = thp_faults();
         let mut v: Vec<u64> = Vec::with_capacity(1 << 20); // 8 MiB
         prefer_huge_pages(&v);
         v.resize(v.capacity(), 7);
-        let after = thp_faults();
-        // The advice covers the array's whole 2 MiB pages: the middle is in one.
-        let huge = anon_huge_kb(v.as_ptr() as usize + (4 << 20));
-        if huge == 0 && after.0 == before.0 && after.1 > before.1 {
-            eprintln!("SKIPPED huge pages: the kernel had no free 2 MiB page (fallbacks {} -> {})", before.1, after.1);
-            return;
-        }
-        assert!(huge >= 2048, "{huge} kB of huge pages in an 8 MiB array advised for them ({mode:?})");
+        // The advice covers the array's whole 2 MiB pages: the middle is in one,
+        // and the kernel records it on that mapping ("hg"). Whether it then backs
+        // the range with huge pages depends on its free memory and defrag setting
+        // at that moment (a CI host under load gave none): reported, not asserted.
+        let (huge, flags) = mapping_of(v.as_ptr() as usize + (4 << 20));
+        assert!(flags.split_whitespace().any(|f| f == "hg"), "no huge page advice on the array: VmFlags {flags:?}");
+        eprintln!("huge pages: {huge} kB of the 8 MiB array ({})", mode.trim());
         assert!(v.iter().all(|&x| x == 7));
+        // An array under one huge page gets no advice and keeps its contents.
+        let small: Vec<u8> = vec![1; 4096];
+        prefer_huge_pages(&small);
+        assert!(small.iter().all(|&x| x == 1));
     }
 
     #[test]
