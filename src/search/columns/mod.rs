@@ -421,6 +421,13 @@ impl ColumnIndex {
         Ok(())
     }
 
+    /// Drops what the index holds, for a handle that is closing once its copy
+    /// is stored: the memory goes back before the next index is encoded. A later
+    /// sync would build it again from the rows.
+    pub fn release(&self) {
+        *self.inner.write() = Inner::default();
+    }
+
     /// Stores each column in the database (`conn` in a write transaction) whose
     /// stored copy is missing or `min_changes` revs behind (see `search::snapshot`).
     pub fn save(&self, conn: &Connection, min_changes: i64) -> Result<()> {

@@ -194,6 +194,13 @@ impl TextIndex {
             .collect()
     }
 
+    /// Drops what the index holds, for a handle that is closing once its copy
+    /// is stored: the memory goes back before the next index is encoded. A later
+    /// sync would build it again from the rows.
+    pub fn release(&self) {
+        *self.inner.write() = Inner::default();
+    }
+
     /// Stores the index in the database (`conn` in a write transaction) if it was
     /// synced and at least `min_changes` rows changed since the snapshot stored
     /// (or there is none, or it is of another format). Returns whether it wrote.
@@ -462,6 +469,20 @@ mod tests {
 
     fn index(docs: &[(i64, &str, &str)]) -> Inner {
         TextIndex::of(docs).inner.into_inner()
+    }
+
+    #[test]
+    fn a_released_index_holds_nothing_and_stores_nothing() {
+        let idx = TextIndex::of(&[(1, "a", "grasp the red mug"), (2, "a", "dock at station B")]);
+        assert_eq!(idx.rev(), Some(0));
+        idx.release();
+        // Unsynced: the next sync builds it from the rows, and a save after the
+        // release cannot put an empty copy over the one just stored (it returns
+        // before it reads the connection, which here has no tables at all).
+        assert_eq!(idx.rev(), None);
+        assert!(idx.inner.read().docs.is_empty() && idx.inner.read().postings.is_empty());
+        let bare = Connection::open_in_memory().unwrap();
+        assert!(!idx.save(&bare, 1).unwrap());
     }
 
     #[test]

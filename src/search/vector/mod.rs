@@ -353,6 +353,14 @@ impl VectorIndex {
         }
     }
 
+    /// Drops what the index holds, for a handle that is closing once its copy
+    /// is stored: the memory goes back before the next index is encoded. A later
+    /// sync would build it again from the rows.
+    pub fn release(&self) {
+        *self.inner.write() = Inner::default();
+        self.fresh.lock().clear();
+    }
+
     /// Stores the index in the database (`conn` in a write transaction) if it
     /// was synced and holds the vectors of the model the file is stamped with,
     /// unless the snapshot stored is this index's and fewer than `min_changes`
@@ -476,6 +484,18 @@ mod tests {
             inner.insert(i as i64, "c", &unit(i as u64, dim));
         }
         VectorIndex { inner: RwLock::new(inner), ..VectorIndex::default() }
+    }
+
+    #[test]
+    fn a_released_index_holds_nothing_and_stores_nothing() {
+        let idx = index(3000, 64);
+        idx.release();
+        let inner = idx.inner.read();
+        assert!(inner.parts.is_empty() && inner.names.is_empty() && inner.stamp.is_none());
+        drop(inner);
+        // No stamp: the save returns before it reads the connection (no tables).
+        let bare = rusqlite::Connection::open_in_memory().unwrap();
+        assert!(!idx.save(&bare, 1).unwrap());
     }
 
     /// The smaps entry of the mapping holding `addr`: (AnonHugePages in kB, VmFlags).
