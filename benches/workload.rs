@@ -200,6 +200,7 @@ fn main() {
     let mut learns = Vec::new();
     let mut recalls = Vec::new();
     let mut hwm_after_learn = Vec::new();
+    let mut hwm_after_recall = Vec::new();
     for (i, &d) in args.durabilities.iter().enumerate() {
         let path = dir.join(format!("{}.db", dur_name(d)));
         let t = Instant::now();
@@ -217,6 +218,8 @@ fn main() {
         hwm_after_learn.push(proc_status_kb("VmHWM"));
         eprintln!("[{}] {} recalls (+{} warm-up) ...", dur_name(d), args.recalls, args.warmup);
         recalls.push(recall_phase(&db, args.recalls, args.warmup, args.seed));
+        // Before the close, which stores the indexes the recalls built.
+        hwm_after_recall.push(proc_status_kb("VmHWM"));
         drop(db);
         run.db_bytes = file_bytes(&path);
         learns.push(run);
@@ -224,7 +227,8 @@ fn main() {
     let peak_kb = proc_status_kb("VmHWM");
     let rss_end_kb = proc_status_kb("VmRSS");
 
-    report(&args, &dir, &learns, &recalls, rss_start_kb, rss_after_open_kb, &hwm_after_learn, peak_kb, rss_end_kb);
+    let hwm = (hwm_after_learn.as_slice(), hwm_after_recall.as_slice());
+    report(&args, &dir, &learns, &recalls, rss_start_kb, rss_after_open_kb, hwm, peak_kb, rss_end_kb);
 
     finish_dir(&dir, args.keep);
 }
@@ -391,7 +395,8 @@ fn report(
     recalls: &[RecallRun],
     rss_start_kb: u64,
     rss_after_open_kb: u64,
-    hwm_after_learn: &[u64],
+    // Peak RSS after each learn phase and after its recalls (before the close).
+    hwm: (&[u64], &[u64]),
     peak_kb: u64,
     rss_end_kb: u64,
 ) {
@@ -548,8 +553,10 @@ fn report(
     println!("== memory (process) ==");
     println!("  {:<30} {:>8.1} MiB", "RSS at start (VmRSS)", mib(rss_start_kb));
     println!("  {:<30} {:>8.1} MiB", "RSS after open (VmRSS)", mib(rss_after_open_kb));
-    for (run, hwm) in learns.iter().zip(hwm_after_learn) {
-        println!("  {:<30} {:>8.1} MiB", format!("peak RSS after learn [{}]", dur_name(run.durability)), mib(*hwm));
+    for ((run, learned), recalled) in learns.iter().zip(hwm.0).zip(hwm.1) {
+        let d = dur_name(run.durability);
+        println!("  {:<30} {:>8.1} MiB", format!("peak RSS after learn [{d}]"), mib(*learned));
+        println!("  {:<30} {:>8.1} MiB", format!("peak RSS after recall [{d}]"), mib(*recalled));
     }
     println!("  {:<30} {:>8.1} MiB", "RSS at end (VmRSS)", mib(rss_end_kb));
     println!("  {:<30} {:>8.1} MiB", "peak RSS (VmHWM)", mib(peak_kb));
