@@ -323,8 +323,8 @@ impl Db {
     /// `search::snapshot`), so the next open does not rebuild them. Once per
     /// handle, as it closes: each index is released once its copy is written, and
     /// they go in the order of their largest row (the vectors' rows hold 1,024
-    /// vectors, a column's ~13 bytes a memory, the coordinates' ~30, the text
-    /// index's ~40), so an encoding is made while the indexes before it are gone
+    /// vectors, a column's 6–13 bytes a memory, the coordinates' ~30, the
+    /// text index's ~40), so an encoding is made while the indexes before it are gone
     /// (at 1M memories, BM25 only, the close held all of them and the text
     /// index's 41 MB encoding at once).
     /// Best effort: a failure (disk full, `max_db_bytes`) only costs the next

@@ -209,13 +209,13 @@ pub(super) fn store_named(
     // more (SQLite's own copy of the parameter, then the record it builds): at 1M
     // memories a close of a handle that built its indexes peaked 80 MiB higher (506 against 427).
     let stored_len = data.len() + TAG_BYTES;
-    conn.prepare_cached(
-        "INSERT INTO index_snapshots (name, rev, format, data) VALUES (?1, ?2, ?3, zeroblob(?4))
-         ON CONFLICT (name) DO UPDATE SET rev = excluded.rev, format = excluded.format, data = excluded.data",
-    )?
-    .execute(params![name, rev, format, stored_len as i64])?;
-    let rowid: i64 =
-        conn.prepare_cached("SELECT rowid FROM index_snapshots WHERE name = ?1")?.query_row([name], |r| r.get(0))?;
+    let rowid: i64 = conn
+        .prepare_cached(
+            "INSERT INTO index_snapshots (name, rev, format, data) VALUES (?1, ?2, ?3, zeroblob(?4))
+             ON CONFLICT (name) DO UPDATE SET rev = excluded.rev, format = excluded.format, data = excluded.data
+             RETURNING rowid",
+        )?
+        .query_row(params![name, rev, format, stored_len as i64], |r| r.get(0))?;
     let mut blob = conn.blob_open(rusqlite::MAIN_DB, c"index_snapshots", c"data", rowid, false)?;
     let mut at = 0;
     for piece in data.chunks(WRITE_PIECE).chain([t.as_slice()]) {
